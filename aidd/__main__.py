@@ -1,0 +1,5 @@
+"""`python -m aidd`."""
+
+from aidd.cli import main
+
+raise SystemExit(main())

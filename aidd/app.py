@@ -1,0 +1,121 @@
+"""Start-up in the order of CLI-20: checks that write nothing, one-shot actions, then the run.
+
+Everything before `_take_project` only reads; a run that fails a check leaves no trace.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+from aidd.clock import SystemClock
+from aidd.config import Settings
+from aidd.errors import AgentCliError, ExitCode, NotFoundError, UsageError, ValidationError
+from aidd.project.filters import FeatureFilter
+from aidd.project.paths import ProjectPaths
+
+_ACTION_ORDER = ("extract_batch", "check_features", "status", "stop")
+
+
+def run(settings: Settings) -> int:
+    paths = ProjectPaths(settings.project_dir)
+    _check_flag_combinations(settings)
+    _check_platform()
+    feature_filter = _build_filter(paths, settings) if _needs_filter(settings) else None
+    action = _chosen_action(settings)
+    if action is not None:
+        return _one_shot(action, settings, paths, feature_filter)
+    from aidd.startup import prepare_run
+
+    plan = prepare_run(settings, paths, feature_filter)
+    from aidd.supervisor import Supervisor
+
+    return int(Supervisor(plan, SystemClock()).run())
+
+
+def _check_flag_combinations(settings: Settings) -> None:
+    if settings.actions.json and not settings.actions.status:
+        raise UsageError("--json needs --status")
+    if (settings.filter_by is None) != (settings.filter is None):
+        raise UsageError("--filter-by and --filter must be given together")
+    if settings.code_after_audit and not (
+        settings.audit_run or settings.audit_on_completion
+    ):
+        raise UsageError("--code-after-audit needs --audit, --audit-all or --audit-on-completion")
+
+
+def _check_platform() -> None:
+    if os.name != "posix" or not hasattr(os, "openpty"):
+        raise ValidationError(f"unsupported platform {sys.platform!r}: aidd needs a POSIX pty")
+
+
+def _needs_filter(settings: Settings) -> bool:
+    one_shot = _chosen_action(settings)
+    if one_shot not in (None, "status"):
+        return False
+    return any((settings.filter_by, settings.milestone, settings.feature))
+
+
+def _build_filter(paths: ProjectPaths, settings: Settings) -> FeatureFilter:
+    """CLI-20 step 3: the field filter, milestone and feature focus, resolved once."""
+    from aidd.project import filters
+
+    return filters.FeatureFilter(
+        field=filters.parse_field_filter(settings.filter_by, settings.filter),
+        milestone=filters.load_milestone(paths, settings.milestone) if settings.milestone else None,
+        focus=filters.resolve_feature(paths, settings.feature) if settings.feature else None,
+    )
+
+
+def _chosen_action(settings: Settings) -> str | None:
+    chosen = [name for name in _ACTION_ORDER if getattr(settings.actions, name)]
+    if not chosen:
+        return None
+    if len(chosen) > 1:
+        ignored = ", ".join("--" + n.replace("_", "-") for n in chosen[1:])
+        sys.stderr.write(f"aidd: ignoring {ignored} (only --{chosen[0].replace('_', '-')} runs)\n")
+    return chosen[0]
+
+
+def _one_shot(action: str, settings: Settings, paths: ProjectPaths,
+              feature_filter: FeatureFilter | None) -> int:
+    if action == "stop":
+        return _stop(paths)
+    if not paths.root.is_dir():
+        raise NotFoundError(f"project directory {paths.root} does not exist")
+    if action == "extract_batch":
+        from aidd.extract import extract_batch
+
+        return int(extract_batch(paths.iterations))
+    if action == "check_features":
+        from aidd.checkfeatures import check_features
+
+        text, code = check_features(paths)
+        sys.stdout.write(text)
+        return int(code)
+    from aidd.status import print_status
+
+    return int(print_status(paths, feature_filter, as_json=settings.actions.json))
+
+
+def _stop(paths: ProjectPaths) -> int:
+    from aidd.lock import holder_alive, read_lock
+    from aidd.stop import request_stop
+
+    if not paths.root.is_dir():
+        raise NotFoundError(f"project directory {paths.root} does not exist")
+    request_stop(paths.stop, SystemClock().now())
+    info = read_lock(paths.lock)
+    if info and holder_alive(info):
+        print(f"stop requested: aidd (pid {info['pid']}) will stop after its current agent run")
+    else:
+        print(f"stop requested ({paths.rel(paths.stop)}); no aidd is running on this project now")
+    return int(ExitCode.SUCCESS)
+
+
+def find_binary(name: str, environ: dict[str, str] | None = None) -> str:
+    path = shutil.which(name, path=(environ or {}).get("PATH"))
+    if path is None:
+        raise AgentCliError(f"agent binary '{name}' not found on PATH (--cli); install it first")
+    return path

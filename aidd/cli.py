@@ -1,0 +1,184 @@
+"""The Click layer: parse flags into Settings, call `app.run`, turn errors into exit codes.
+
+Nothing below this module knows Click; this is the one place exceptions become exit codes
+(STYLE 3, CLI-1, REL-20).
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import traceback
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from aidd import __version__
+from aidd.config import Actions, Settings, load_settings
+from aidd.errors import AiddError, CrashReported, ExitCode, UsageError
+from aidd.options import OPTIONS, Kind, Option, OptionValueError, convert
+
+_ACTIONS = (
+    ("extract-batch", "write iterations/NNN.json for every log, then exit"),
+    ("check-features", "validate every feature.json, then exit"),
+    ("status", "print the status report (filters apply), then exit"),
+    ("json", "with --status: print JSON instead of text"),
+    ("stop", "ask a running aidd to stop after its current agent run"),
+)
+
+
+class _GroupedCommand(click.Command):
+    """`--help` grouped as in cli.md, each flag with its default and AIDD_* variable."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        groups: dict[str, list[tuple[str, str]]] = {}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is not None:
+                group = getattr(param, "aidd_group", "One-shot actions")
+                groups.setdefault(group, []).append(record)
+        for group, rows in groups.items():
+            with formatter.section(group):
+                formatter.write_dl(rows)
+
+
+def _help_for(opt: Option) -> str:
+    default = opt.default
+    if opt.kind is Kind.SWITCH:
+        shown = "on" if default else "off"
+    elif default in (None, ()):
+        shown = "unlimited" if opt.name == "max-iterations" else "none"
+    else:
+        shown = str(default)
+    env = f"; env {opt.env}" if opt.configurable else ""
+    return f"{opt.help} [default: {shown}{env}]"
+
+
+def _click_option(opt: Option) -> Any:
+    kwargs: dict[str, Any] = {"help": _help_for(opt), "default": None}
+    if opt.kind is Kind.SWITCH:
+        decl = f"{opt.flag}/--no-{opt.name}" if opt.name == "stop-when-done" else opt.flag
+        decorator = click.option(decl, opt.attr, is_flag=True, **kwargs)
+    elif opt.kind is Kind.LIST:
+        kwargs["default"] = ()
+        decorator = click.option(opt.flag, opt.attr, multiple=True, metavar=opt.kind.value,
+                                 **kwargs)
+    else:
+        decorator = click.option(opt.flag, opt.attr, metavar=opt.kind.value, **kwargs)
+
+    def apply(func: Any) -> Any:
+        func = decorator(func)
+        func.__click_params__[-1].aidd_group = opt.group
+        return func
+
+    return apply
+
+
+def _build_command() -> click.Command:
+    def callback(**values: Any) -> dict[str, Any]:
+        return values
+
+    for opt in reversed(OPTIONS):
+        callback = _click_option(opt)(callback)
+    for name, text in reversed(_ACTIONS):
+        callback = click.option(f"--{name}", name.replace("-", "_"), is_flag=True,
+                                help=text)(callback)
+    callback = click.version_option(__version__, "-v", "--version", prog_name="aidd",
+                                    message="%(prog)s %(version)s")(callback)
+    return click.command(
+        "aidd",
+        cls=_GroupedCommand,
+        context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+        help="Run an AI coding-agent CLI unattended, in loops, on one project.",
+    )(callback)
+
+
+COMMAND = _build_command()
+_VALUE_FLAGS = {opt.flag for opt in OPTIONS if opt.kind is not Kind.SWITCH}
+_KNOWN_FLAGS = {p for param in COMMAND.params for p in (*param.opts, *param.secondary_opts)}
+
+
+def _check_missing_values(args: Sequence[str]) -> None:
+    """CLI-2: Click would take `--spec --todo` as spec '--todo'; that is a missing value."""
+    for flag, nxt in itertools.pairwise(args):
+        if flag == "--":
+            return
+        if flag in _VALUE_FLAGS and nxt in _KNOWN_FLAGS:
+            raise UsageError(f"option '{flag}' requires a value (got the flag '{nxt}')")
+
+
+def parse_args(args: Sequence[str], environ: dict[str, str] | None = None) -> Settings | None:
+    """Flags → Settings; None when --help/--version already answered."""
+    _check_missing_values(args)
+    try:
+        values = COMMAND.main(list(args), prog_name="aidd", standalone_mode=False)
+    except click.exceptions.Exit:
+        return None
+    except click.ClickException as exc:
+        raise UsageError(exc.format_message()) from None
+    if not isinstance(values, dict):  # --help / --version return the exit status
+        return None
+    actions = Actions(**{n.replace("-", "_"): bool(values.pop(n.replace("-", "_")))
+                         for n, _ in _ACTIONS})
+    flags: dict[str, Any] = {}
+    for opt in OPTIONS:
+        raw = values.get(opt.attr)
+        if raw is None or raw == ():
+            continue
+        try:
+            flags[opt.name] = convert(opt, raw)
+        except OptionValueError as exc:
+            raise UsageError(f"{opt.flag}: {exc}") from None
+    return load_settings(flags, actions, environ=environ, argv=tuple(args))
+
+
+def _report_crash(exc: BaseException, settings: Settings | None) -> None:
+    text = "".join(traceback.format_exception(exc))
+    target: Path | None = None
+    if settings is not None and (settings.project_dir / ".automaker").is_dir():
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        target = settings.project_dir / ".automaker" / f"aidd-crash-{stamp}.txt"
+        try:
+            target.write_text(text, encoding="utf-8")
+        except OSError:
+            target = None
+    if target is None:
+        sys.stderr.write(text)
+        _error(f"internal error: {exc!r} (traceback above)")
+    else:
+        _error(f"internal error: {exc!r}; traceback in {target}")
+
+
+def _error(message: str) -> None:
+    try:
+        sys.stderr.write(f"aidd: error: {message}\n")
+        sys.stderr.flush()
+    except OSError:
+        pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    settings: Settings | None = None
+    try:
+        settings = parse_args(args)
+        if settings is None:
+            return ExitCode.SUCCESS
+        from aidd.app import run  # lazy: keep --help/--version fast
+
+        return int(run(settings))
+    except AiddError as exc:
+        _error(exc.message)
+        return int(exc.exit_code)
+    except CrashReported as exc:
+        _error(f"internal error; traceback in {exc.log}")
+        return int(ExitCode.GENERAL_ERROR)
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return int(ExitCode.TIMEOUT_OR_SIGNAL)
+    except Exception as exc:
+        _report_crash(exc, settings)
+        return int(ExitCode.GENERAL_ERROR)

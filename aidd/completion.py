@@ -1,0 +1,173 @@
+"""Completion: project state in, verdict out (CMP-1/2/10/13), and the mode-done checks (CMP-30).
+
+Nothing is cached (CMP-14); the only writes are the two markers, atomically.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import datetime
+from enum import Enum, unique
+from typing import TYPE_CHECKING
+
+from aidd.project import markers
+from aidd.project.featurerules import FeatureStatus
+from aidd.project.features import FeatureFile, counted_features, is_unfixed, load_features
+from aidd.project.markers import Marker
+from aidd.project.paths import ProjectPaths
+from aidd.project.todo import TodoSummary, read_todo
+
+if TYPE_CHECKING:
+    from aidd.project.filters import FeatureFilter
+
+
+@unique
+class FeatureVerdict(Enum):
+    """How one counted feature.json weighs on completion (the CMP-1 table)."""
+
+    PASSING = "passing"
+    WAITING_APPROVAL = "waiting_approval"  # never blocks, even when malformed
+    INVALID = "invalid"  # failing: not JSON, not an object, or fails the structural check
+    NOT_PASSING = "not_passing"  # failing: `passes` missing or not true
+    INCONSISTENT = "inconsistent"  # failing: `passes: true` but status backlog or missing
+
+    @property
+    def blocks(self) -> bool:
+        return self not in (FeatureVerdict.PASSING, FeatureVerdict.WAITING_APPROVAL)
+
+
+def judge(file: FeatureFile) -> FeatureVerdict:
+    if file.waiting_approval:
+        return FeatureVerdict.WAITING_APPROVAL
+    feature = file.feature
+    if feature is None:
+        return FeatureVerdict.INVALID
+    if not feature.passes:
+        return FeatureVerdict.NOT_PASSING
+    if feature.status in (None, FeatureStatus.BACKLOG):
+        return FeatureVerdict.INCONSISTENT
+    return FeatureVerdict.PASSING
+
+
+@dataclass(frozen=True)
+class FailingFeature:
+    name: str  # the feature's directory, relative to features/
+    verdict: FeatureVerdict
+
+
+@dataclass(frozen=True)
+class CompletionState:
+    features_dir: bool
+    counted: int
+    failing: tuple[FailingFeature, ...]
+    blocking_todos: tuple[str, ...]  # CMP-20 blocking lines of .automaker/todo.md
+
+    @property
+    def complete(self) -> bool:
+        """CMP-2: at least one counted feature, none failing, no blocking TODO line."""
+        return self.counted > 0 and not self.failing and not self.blocking_todos
+
+
+def evaluate(paths: ProjectPaths, filters: FeatureFilter | None) -> CompletionState:
+    if not paths.features.is_dir():
+        return CompletionState(False, 0, (), _blocking(read_todo(paths.todo)))
+    counted = counted_features(load_features(paths, validate=False), filters)
+    failing = tuple(
+        FailingFeature(_name(paths, f), verdict) for f in counted if (verdict := judge(f)).blocks
+    )
+    return CompletionState(True, len(counted), failing, _blocking(read_todo(paths.todo)))
+
+
+def _name(paths: ProjectPaths, file: FeatureFile) -> str:
+    prefix = str(paths.features) + os.sep
+    where = file.dir_location
+    return where[len(prefix) :] if where.startswith(prefix) else file.dir_name
+
+
+def _blocking(todo: TodoSummary | None) -> tuple[str, ...]:
+    return () if todo is None else todo.blocking_lines
+
+
+@unique
+class CompletionOutcome(Enum):
+    CONFIRMED = "confirmed"  # pending marker replaced by .project_completed
+    ALREADY_COMPLETED = "already_completed"  # .project_completed exists and still complete
+    PENDING = "pending"  # first time complete: pending marker written, review iteration runs
+    NOT_COMPLETE = "not_complete"
+
+
+@dataclass(frozen=True)
+class CompletionVerdict:
+    outcome: CompletionOutcome
+    state: CompletionState
+    reset: tuple[Marker, ...] = ()  # markers deleted because the project is not complete
+
+    @property
+    def confirmed(self) -> bool:
+        """Exit 73 (or run the post-completion audits)."""
+        return self.outcome in (CompletionOutcome.CONFIRMED, CompletionOutcome.ALREADY_COMPLETED)
+
+    @property
+    def event_state(self) -> str | None:
+        """`state` of the `completion` event (LOG-42); None when there is nothing to report."""
+        if self.outcome is CompletionOutcome.NOT_COMPLETE:
+            return "reset" if self.reset else None
+        return str(self.outcome.value)
+
+
+def completion_step(
+    paths: ProjectPaths, filters: FeatureFilter | None, now: datetime
+) -> CompletionVerdict:
+    """CMP-10 steps 1-6, at the top of a main-phase iteration."""
+    state = evaluate(paths, filters)
+    if not state.features_dir:
+        removed = markers.remove_marker(paths, Marker.PENDING)
+        return CompletionVerdict(
+            CompletionOutcome.NOT_COMPLETE, state, _if(removed, Marker.PENDING)
+        )
+    if state.complete:
+        return _complete(paths, state, now)
+    if not state.failing:
+        # Only TODO lines block: keep both markers, so resolving them confirms at once.
+        return CompletionVerdict(CompletionOutcome.NOT_COMPLETE, state)
+    reset = _if(markers.remove_marker(paths, Marker.PENDING), Marker.PENDING)
+    reset += _if(markers.remove_marker(paths, Marker.COMPLETED), Marker.COMPLETED)
+    return CompletionVerdict(CompletionOutcome.NOT_COMPLETE, state, reset)
+
+
+def _complete(paths: ProjectPaths, state: CompletionState, now: datetime) -> CompletionVerdict:
+    if markers.exists(paths, Marker.COMPLETED):
+        return CompletionVerdict(CompletionOutcome.ALREADY_COMPLETED, state)
+    if markers.exists(paths, Marker.PENDING):
+        # Write before deleting: a crash in between leaves both, which still reads as completed.
+        markers.write_marker(paths, Marker.COMPLETED, now)
+        markers.remove_marker(paths, Marker.PENDING)
+        return CompletionVerdict(CompletionOutcome.CONFIRMED, state)
+    markers.write_marker(paths, Marker.PENDING, now)
+    return CompletionVerdict(CompletionOutcome.PENDING, state)
+
+
+def _if(removed: bool, marker: Marker) -> tuple[Marker, ...]:
+    return (marker,) if removed else ()
+
+
+def todo_mode_done(paths: ProjectPaths) -> bool:
+    """CMP-30, TODO mode: todo.md missing, or no actionable item and no `TODO:` marker."""
+    todo = read_todo(paths.todo)
+    return todo is None or not todo.blocks
+
+
+def in_progress_done(paths: ProjectPaths, filters: FeatureFilter | None) -> bool:
+    """CMP-30, in-progress mode: no counted feature has `status: "in_progress"`."""
+    counted = counted_features(load_features(paths, validate=False), filters)
+    return not any(_in_progress(f) for f in counted)
+
+
+def _in_progress(file: FeatureFile) -> bool:
+    data = file.object
+    return data is not None and data.get("status") == FeatureStatus.IN_PROGRESS.value
+
+
+def unfixed_findings(paths: ProjectPaths) -> int:
+    return sum(1 for f in load_features(paths, validate=False) if f.is_finding and is_unfixed(f))

@@ -1,0 +1,81 @@
+"""Stuck detection: a fingerprint of the project outside .automaker/ (SUP-70)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+_SKIP_DIRS = frozenset({".automaker", ".git", "node_modules"})
+
+
+def fingerprint(root: Path) -> str:
+    """In a git work tree: HEAD plus (path, size, mtime) of changed and untracked files;
+    elsewhere: (path, size, mtime) of every regular file. One git call at most."""
+    digest = hashlib.sha256()
+    entries = _git_entries(root)
+    if entries is None:
+        entries = _walk_entries(root)
+    for entry in entries:
+        digest.update(entry.encode("utf-8", "surrogateescape") + b"\0")
+    return digest.hexdigest()
+
+
+def _git_entries(root: Path) -> list[str] | None:
+    try:
+        proc = subprocess.run(
+            ["git", "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all"],
+            cwd=root,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if proc.returncode != 0:
+        return None
+    out: list[str] = []
+    records = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+    skip_next = False
+    for record in records:
+        if skip_next:  # the original path of a rename record
+            skip_next = False
+            continue
+        if record.startswith("# branch.oid "):
+            out.append(record)
+        elif record[:2] in ("1 ", "2 ", "u ", "? "):
+            skip_next = record.startswith("2 ")
+            path = _record_path(record)
+            if not (path == ".automaker" or path.startswith(".automaker/")):
+                out.append(f"{path}\t{_stat(root / path)}")
+    return sorted(out)
+
+
+def _record_path(record: str) -> str:
+    fields = {"1 ": 8, "2 ": 9, "u ": 10, "? ": 1}[record[:2]]
+    return record.split(" ", fields)[-1]
+
+
+def _stat(path: Path) -> str:
+    try:
+        st = path.lstat()
+    except OSError:
+        return "gone"
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def _walk_entries(root: Path) -> list[str]:
+    out: list[str] = []
+    for current, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS]
+        for name in files:
+            path = Path(current) / name
+            try:
+                st = path.lstat()
+            except OSError:
+                continue
+            if not path.is_symlink():
+                rel = path.relative_to(root).as_posix()
+                out.append(f"{rel}\t{st.st_size}:{st.st_mtime_ns}")
+    return sorted(out)

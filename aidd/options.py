@@ -1,0 +1,210 @@
+"""The flag table (cli.md): one record per option, shared by Click, config files and AIDD_* vars.
+
+Each value is checked by `convert`, whatever its source, so a flag, a YAML key and an environment
+variable obey the same rules (CLI-1..5, CLI-32..34).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum, unique
+from pathlib import Path
+from typing import Any
+
+
+@unique
+class Kind(Enum):
+    INT = "N"
+    SECONDS = "SECONDS"
+    TEXT = "TEXT"
+    MODEL = "M"
+    CLI = "CLI"
+    PATH = "PATH"
+    NAME = "NAME"
+    SWITCH = "switch"
+    LIST = "A[,B…]"
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str
+    kind: Kind
+    default: Any
+    group: str
+    help: str
+    configurable: bool = True
+    minimum: int = 0
+
+    @property
+    def attr(self) -> str:
+        return self.name.replace("-", "_")
+
+    @property
+    def env(self) -> str:
+        return "AIDD_" + self.attr.upper()
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name
+
+
+class OptionValueError(ValueError):
+    """A bad value; the caller adds where it came from (flag, file and key, variable)."""
+
+
+CLI_NAMES = ("opencode", "kilocode", "claude-code")
+INT_MAX = 2**31 - 1
+_INT_RE = re.compile(r"[0-9]+")
+_MODEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@+=\[\]-]{0,199}")
+_AUDIT_RE = re.compile(r"[A-Za-z]+([_-][A-Za-z]+)*")
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+_P, _M, _A, _F, _L, _G = (
+    "Project and agent",
+    "Modes",
+    "Audits",
+    "Filters",
+    "Limits and supervision",
+    "Logs",
+)
+OPTIONS: tuple[Option, ...] = (
+    Option("project-dir", Kind.PATH, ".", _P, "project directory (created when missing)"),
+    Option("spec", Kind.PATH, None, _P, "spec file, needed for a new project"),
+    Option("cli", Kind.CLI, "opencode", _P, "agent CLI: opencode, kilocode or claude-code"),
+    Option("model", Kind.MODEL, None, _P, "base model (default: the CLI's own)"),
+    Option("init-model", Kind.MODEL, None, _P, "model for initializer/onboarding/todo/validate/"
+           "in-progress (default: --model)"),
+    Option("code-model", Kind.MODEL, None, _P, "model for coding and directive (default: --model)"),
+    Option("audit-model", Kind.MODEL, None, _P, "model for audits (default: the code model)"),
+    Option("prompt", Kind.TEXT, None, _M, "directive mode: send TEXT verbatim (beats other modes)"),
+    Option("todo", Kind.SWITCH, False, _M, "TODO mode: work through .automaker/todo.md"),
+    Option("validate", Kind.SWITCH, False, _M, "validate mode: re-verify passing features"),
+    Option("in-progress", Kind.SWITCH, False, _M, "work only on features with status in_progress"),
+    Option("stop-when-done", Kind.SWITCH, True, _M, "end TODO and in-progress modes when done"),
+    Option("audit", Kind.LIST, (), _A, "run these audits (comma-separated, repeatable)"),
+    Option("audit-all", Kind.SWITCH, False, _A, "run every runnable audit"),
+    Option("audit-on-completion", Kind.LIST, (), _A, "audits to run once the project is complete"),
+    Option("code-after-audit", Kind.SWITCH, False, _A, "fix findings, re-audit (max 10 cycles)"),
+    Option("filter-by", Kind.NAME, None, _F, "feature field to filter on (with --filter)"),
+    Option("filter", Kind.TEXT, None, _F, "value the --filter-by field must have"),
+    Option("milestone", Kind.NAME, None, _F, "only features of this roadmap.json milestone"),
+    Option("feature", Kind.NAME, None, _F, "focus on one feature (dir name, id or substring)"),
+    Option("max-iterations", Kind.INT, None, _L, "attempts per phase (default: unlimited)"),
+    Option("timeout", Kind.SECONDS, 3600, _L, "wall-clock limit per attempt, 0 = none"),
+    Option("idle-timeout", Kind.SECONDS, 900, _L, "kill after this much silence, 0 = never"),
+    Option("idle-nudge-timeout", Kind.SECONDS, 300, _L, "nudge after this much silence, 0 = never"),
+    Option("quit-on-abort", Kind.INT, 0, _L, "exit after N consecutive failures, 0 = never"),
+    Option("continue-on-timeout", Kind.SWITCH, False, _L, "a 124 result is not a failure"),
+    Option("keep-children", Kind.SWITCH, False, _L, "leave the agent's leftover processes running"),
+    Option("rate-limit-buffer", Kind.SECONDS, 60, _L, "seconds added to a parsed reset time"),
+    Option("rate-limit-fallback", Kind.SECONDS, 300, _L, "sleep when no reset time parses",
+           minimum=1),
+    Option("no-clean", Kind.SWITCH, False, _G, "leave this run's logs raw"),
+    Option("extract-structured", Kind.SWITCH, False, _G, "write iterations/NNN.json per attempt"),
+)
+BY_NAME = {opt.name: opt for opt in OPTIONS}
+LIST_NAMES = tuple(o.name for o in OPTIONS if o.kind is Kind.LIST)
+
+
+def convert(opt: Option, raw: Any, base: Path | None = None) -> Any:
+    """Check and normalise one value of `opt`; `base` resolves relative paths (CLI-35)."""
+    if raw is None:
+        return None
+    return _CONVERTERS[opt.kind](opt, raw, base)
+
+
+def _int(opt: Option, raw: Any, _base: Path | None) -> int:
+    if isinstance(raw, bool) or not isinstance(raw, int | str):
+        raise OptionValueError(f"expected a whole number, got {raw!r}")
+    text = str(raw)
+    if not _INT_RE.fullmatch(text) or int(text) > INT_MAX:
+        raise OptionValueError(f"{text!r} is not a whole number between 0 and {INT_MAX}")
+    if int(text) < opt.minimum:
+        raise OptionValueError(f"must be at least {opt.minimum}, got {text}")
+    return int(text)
+
+
+def _text(opt: Option, raw: Any, _base: Path | None) -> str | None:
+    if not isinstance(raw, str):
+        raise OptionValueError(f"expected text, got {raw!r}")
+    try:
+        raw.encode("utf-8")
+    except UnicodeEncodeError:
+        raise OptionValueError("is not valid UTF-8") from None
+    if opt.name == "prompt" and not raw.strip():
+        return None
+    return raw
+
+
+def _model(opt: Option, raw: Any, _base: Path | None) -> str:
+    if not isinstance(raw, str) or not _MODEL_RE.fullmatch(raw):
+        raise OptionValueError(f"{raw!r} is not a valid model name")
+    return raw
+
+
+def _cli(opt: Option, raw: Any, _base: Path | None) -> str:
+    if raw == "zrun":
+        raise OptionValueError("zrun is not supported by aidd")
+    if raw not in CLI_NAMES:
+        raise OptionValueError(f"{raw!r} is not one of {', '.join(CLI_NAMES)}")
+    return str(raw)
+
+
+def _path(opt: Option, raw: Any, base: Path | None) -> Path:
+    if not isinstance(raw, str) or not raw or "\0" in raw:
+        raise OptionValueError(f"{raw!r} is not a path")
+    path = Path(raw).expanduser()
+    if not path.is_absolute() and base is not None:
+        path = base / path
+    return path
+
+
+def _name(opt: Option, raw: Any, _base: Path | None) -> str:
+    if not isinstance(raw, str | int) or isinstance(raw, bool) or not str(raw):
+        raise OptionValueError(f"expected a name, got {raw!r}")
+    text = str(raw)
+    if opt.name == "feature" and ("/" in text or "\0" in text or text in (".", "..")):
+        raise OptionValueError(f"{text!r} must be one path component (no '/', '..' or NUL)")
+    return text
+
+
+def _switch(opt: Option, raw: Any, _base: Path | None) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise OptionValueError(f"{raw!r} is not a boolean (true/false, yes/no, on/off, 1/0)")
+
+
+def _list(opt: Option, raw: Any, _base: Path | None) -> tuple[str, ...]:
+    items = raw if isinstance(raw, list | tuple) else [raw]
+    names: list[str] = []
+    for item in items:
+        if not isinstance(item, str):
+            raise OptionValueError(f"expected audit names, got {item!r}")
+        names.extend(part.strip() for part in item.split(","))
+    out = [n.removesuffix(".md") for n in names if n]
+    if not out:
+        raise OptionValueError("names no audit")
+    for name in out:
+        if not _AUDIT_RE.fullmatch(name):
+            raise OptionValueError(f"{name!r} is not a valid audit name (letters, '_' or '-')")
+    return tuple(dict.fromkeys(out))
+
+
+_CONVERTERS = {
+    Kind.INT: _int,
+    Kind.SECONDS: _int,
+    Kind.TEXT: _text,
+    Kind.MODEL: _model,
+    Kind.CLI: _cli,
+    Kind.PATH: _path,
+    Kind.NAME: _name,
+    Kind.SWITCH: _switch,
+    Kind.LIST: _list,
+}

@@ -1,0 +1,89 @@
+"""Run-level records: counters, phase ends and the exits the loop can take (SUP-2, EXIT-2..7)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from aidd.errors import ExitCode
+
+
+class PhaseKind(Enum):
+    MAIN = "main"
+    AUDIT = "audit"
+    POST_COMPLETION_AUDIT = "post_completion_audit"
+    REMEDIATION = "remediation"
+
+
+class PhaseEnd(Enum):
+    MAX_ITERATIONS = "max_iterations"
+    STUCK = "stuck"
+    MODE_DONE = "mode_done"
+    COMPLETION_CONFIRMED = "completion_confirmed"
+    FINDINGS_FIXED = "findings_fixed"
+
+
+class EndReason(Enum):
+    """`run_end.reason` (LOG-42)."""
+
+    DONE = "done"
+    COMPLETED = "completed"
+    STOPPED = "stopped"
+    SIGNAL = "signal"
+    QUIT_ON_ABORT = "quit_on_abort"
+    FATAL = "fatal"
+    ERROR = "error"
+
+
+class RunExit(Exception):
+    """Ends the run from the main control flow with `code` (EXIT-7)."""
+
+    def __init__(self, code: int, reason: EndReason, message: str = "") -> None:
+        super().__init__(message or reason.value)
+        self.code = code
+        self.reason = reason
+        self.message = message
+
+
+def stopped() -> RunExit:
+    return RunExit(ExitCode.ABORTED, EndReason.STOPPED)
+
+
+@dataclass
+class Counters:
+    """What the run has done so far; spans phases (SUP-62)."""
+
+    next_number: int = 1
+    attempts: int = 0
+    iterations: int = 0
+    consecutive_failures: int = 0
+    failures: int = 0
+    rate_limit_sleeps: int = 0
+    paused_s: float = 0.0
+    tokens: dict[str, int] = field(default_factory=dict)
+    cost_usd: float | None = None
+    completion_confirmed: bool = False
+
+    def take_number(self) -> int:
+        number = self.next_number
+        self.next_number += 1
+        self.attempts += 1
+        return number
+
+    def add_usage(self, tokens: dict[str, int] | None, cost: float | None) -> None:
+        for key, value in (tokens or {}).items():
+            self.tokens[key] = self.tokens.get(key, 0) + int(value)
+        if cost is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + cost
+
+
+def format_duration(seconds: float) -> str:
+    """`Xs`, `Xm Ys` or `Xh Ym Zs` (SUP-96)."""
+    total = round(seconds)
+    if total < 60:
+        return f"{seconds:.1f}s" if seconds < 10 else f"{total}s"
+    minutes, secs = divmod(total, 60)
+    if minutes < 60:
+        return f"{minutes}m {secs}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes}m {secs}s"

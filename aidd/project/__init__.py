@@ -1,0 +1,1 @@
+"""The project on disk: paths, detection, features, todo, markers, sync, scaffolding."""

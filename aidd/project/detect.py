@@ -1,0 +1,77 @@
+"""What kind of project this is: origin (new/existing), onboarding state (LAY-15..17)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from aidd.fsio import write_atomic
+from aidd.project.paths import ProjectPaths
+
+IGNORED_ENTRIES = frozenset({".git", ".automaker", ".DS_Store", "node_modules", ".vscode", ".idea"})
+
+
+class Origin(Enum):
+    NEW = "new"
+    EXISTING = "existing"
+
+
+def has_existing_code(root: Path) -> bool:
+    """LAY-15: any top-level entry besides the ignored ones."""
+    try:
+        return any(entry.name not in IGNORED_ENTRIES for entry in root.iterdir())
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+
+
+def onboarding_complete(paths: ProjectPaths) -> bool:
+    """LAY-17: a feature.json at any depth, plus app_spec.txt and CHANGELOG.md files."""
+    if not (paths.app_spec.is_file() and paths.changelog.is_file()):
+        return False
+    return paths.features.is_dir() and next(paths.features.rglob("feature.json"), None) is not None
+
+
+@dataclass(frozen=True)
+class ProjectState:
+    """`.automaker/aidd-state.json` (LAY-16): unknown keys are kept on rewrite."""
+
+    origin: Origin | None
+    raw: dict[str, Any]
+
+
+def read_state(paths: ProjectPaths) -> ProjectState:
+    try:
+        raw = json.loads(paths.state.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raw = {}
+    if not isinstance(raw, dict):
+        raw = {}
+    try:
+        origin = Origin(raw.get("origin"))
+    except ValueError:
+        origin = None
+    return ProjectState(origin, raw)
+
+
+def detect_origin(paths: ProjectPaths) -> Origin:
+    """The recorded origin, else a fresh detection (before this run writes anything)."""
+    recorded = read_state(paths).origin
+    if recorded is not None:
+        return recorded
+    return Origin.EXISTING if has_existing_code(paths.root) else Origin.NEW
+
+
+def record_origin(paths: ProjectPaths, origin: Origin, now: datetime,
+                  scaffolded: list[str]) -> None:
+    state = read_state(paths)
+    data = dict(state.raw)
+    data.update(
+        origin=origin.value,
+        origin_recorded_at=now.isoformat(timespec="seconds"),
+        scaffolded=scaffolded,
+    )
+    write_atomic(paths.state, json.dumps(data, indent=2) + "\n")

@@ -1,0 +1,90 @@
+"""Copies into the project that never overwrite: scaffolding (LAY-21), artifacts (LAY-23), and
+the spec copy of initializer iterations (LAY-22).
+
+Nothing here follows a symlink it finds in the project: an existing entry (a link included) is
+left alone, so no copy can land outside the project (REL-4).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from aidd.fsio import write_atomic
+from aidd.project.paths import ProjectPaths
+from aidd.resources import data_dir
+
+PLACEHOLDER = ".gitkeep"
+
+
+def _copy_new(src: Path, dst: Path, created: list[str], rel: str, skip: frozenset[str]) -> None:
+    """Copy `src` to `dst` (a path that does not exist yet), recursively, keeping mode bits."""
+    info = src.lstat()
+    if stat.S_ISDIR(info.st_mode):
+        dst.mkdir()
+        created.append(rel + "/")
+        _merge(src, dst, created, rel, skip)
+    elif stat.S_ISREG(info.st_mode):
+        write_atomic(dst, src.read_bytes(), mode=stat.S_IMODE(info.st_mode))
+        created.append(rel)
+
+
+def _merge(src: Path, dst: Path, created: list[str], rel: str, skip: frozenset[str]) -> None:
+    """Copy the children of `src` into the real directory `dst`, never replacing anything."""
+    for child in sorted(src.iterdir()):
+        if child.name in skip or child.is_symlink():
+            continue
+        target = dst / child.name
+        child_rel = f"{rel}/{child.name}" if rel else child.name
+        if not os.path.lexists(target):
+            _copy_new(child, target, created, child_rel, skip)
+        elif child.is_dir() and target.is_dir() and not target.is_symlink():
+            _merge(child, target, created, child_rel, skip)
+
+
+def copy_scaffolding(root: Path, source: Path | None = None) -> list[str]:
+    """LAY-21: every entry of `scaffolding/` (dotfiles too) that the project lacks.
+
+    Returns the project-relative paths created (directories end with `/`), for aidd-state.json.
+    """
+    created: list[str] = []
+    root.mkdir(parents=True, exist_ok=True)
+    _merge(source or data_dir("scaffolding"), root, created, "", frozenset())
+    return created
+
+
+def copy_artifacts(paths: ProjectPaths, source: Path | None = None) -> list[str]:
+    """LAY-23: each top-level entry of `artifacts/` whose name is free in `.automaker/`.
+
+    Returns the names copied. `.gitkeep` placeholders are not copied; their directories are.
+    """
+    automaker = paths.automaker
+    if automaker.is_symlink() and not _inside(automaker, paths.root):
+        return []
+    automaker.mkdir(parents=True, exist_ok=True)
+    copied: list[str] = []
+    skip = frozenset({PLACEHOLDER})
+    for entry in sorted((source or data_dir("artifacts")).iterdir()):
+        if entry.name in skip or entry.is_symlink() or os.path.lexists(automaker / entry.name):
+            continue
+        _copy_new(entry, automaker / entry.name, [], entry.name, skip)
+        copied.append(entry.name)
+    return copied
+
+
+def _inside(path: Path, root: Path) -> bool:
+    real_root = root.resolve()
+    return real_root in path.resolve().parents
+
+
+def copy_spec(spec: Path, dest: Path) -> bool:
+    """LAY-22: `dest` becomes a byte-exact copy of `spec`; False when both are the same file."""
+    try:
+        if dest.exists() and spec.samefile(dest):
+            return False
+    except OSError:
+        pass  # e.g. a dangling link at `dest`: replacing it is fine
+    mode = stat.S_IMODE(dest.stat().st_mode) if dest.is_file() else 0o644
+    write_atomic(dest, spec.read_bytes(), mode=mode)
+    return True

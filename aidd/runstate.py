@@ -1,0 +1,138 @@
+"""Is an aidd running on the project? Read, never taken: the lock file's pid and start time
+against the process table, and `events.jsonl` for pauses and the last iteration (FEA-30)."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from aidd.events import read_events
+from aidd.project.paths import ProjectPaths
+
+
+@dataclass(frozen=True)
+class LastIteration:
+    number: int | None
+    result: int | None
+    outcome: str | None  # as recorded in events.jsonl (LOG-42)
+    ended_at: str | None
+
+
+@dataclass(frozen=True)
+class RunState:
+    running: bool | None  # None: the lock names another host, so it cannot be checked
+    pid: int | None
+    started_at: str | None
+    paused_until: str | None
+    last_iteration: LastIteration | None
+
+
+def read_run_state(paths: ProjectPaths, now: datetime) -> RunState:
+    lock = _read_lock(paths.lock)
+    pid = lock.get("pid")
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        pid = None
+    running: bool | None = False if pid is None else _holder_running(pid, lock)
+    events = read_events(paths.events)
+    paused = _paused_until(events, pid, now) if running else None
+    started = lock.get("started_at") if running is not False else None
+    return RunState(
+        running=running,
+        pid=pid if running is not False else None,
+        started_at=started if isinstance(started, str) else None,
+        paused_until=paused,
+        last_iteration=_last_iteration(events),
+    )
+
+
+def _read_lock(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _holder_running(pid: int, lock: dict[str, Any]) -> bool | None:
+    host = lock.get("host")
+    if isinstance(host, str) and host and host != os.uname().nodename:
+        return None
+    ticks = _start_ticks(pid)
+    if ticks is not None:
+        recorded = lock.get("pid_start")
+        # A pid reused by another process has another start time.
+        return not isinstance(recorded, int) or recorded == ticks
+    if Path("/proc/self/stat").exists():
+        return False  # /proc works and has no such pid
+    return _signal_zero(pid)
+
+
+def _start_ticks(pid: int) -> int | None:
+    """Start time of `pid` in clock ticks since boot (field 22 of /proc/PID/stat)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else None
+
+
+def _signal_zero(pid: int) -> bool:
+    """Without /proc (macOS): does any process have this pid?"""
+    try:
+        os.kill(pid, 0)
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def _paused_until(events: list[dict[str, Any]], pid: int | None, now: datetime) -> str | None:
+    """The `until` of a rate-limit sleep of the running run that nothing has followed yet."""
+    suffix = f"-{pid}"
+    for event in reversed(events):
+        run, kind = event.get("run"), event.get("event")
+        if not (isinstance(run, str) and run.endswith(suffix)) or kind not in _SLEEP_ENDERS:
+            continue
+        until = event.get("until")
+        if kind != "rate_limit_sleep" or not isinstance(until, str):
+            return None
+        return until if _after(until, now) else None
+    return None
+
+
+# A sleep is over once the run starts or ends an iteration, or ends.
+_SLEEP_ENDERS = frozenset(("rate_limit_sleep", "iteration_start", "iteration_end", "run_end"))
+
+
+def _after(stamp: str, now: datetime) -> bool:
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except ValueError:
+        return False
+    return moment.tzinfo is not None and moment > now
+
+
+def _last_iteration(events: list[dict[str, Any]]) -> LastIteration | None:
+    for event in reversed(events):
+        if event.get("event") == "iteration_end":
+            return LastIteration(
+                number=_int(event.get("number")),
+                result=_int(event.get("result")),
+                outcome=_str(event.get("outcome")),
+                ended_at=_str(event.get("ts")),
+            )
+    return None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

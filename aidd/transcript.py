@@ -1,0 +1,86 @@
+"""One attempt's NNN.log and its console mirror (LOG-3, LOG-5, LOG-6).
+
+The log gets the agent's bytes unchanged; every line aidd adds starts with `[aidd` or `» `,
+preceded by one newline when the agent's last byte was not one (LOG-3).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from aidd.console import Console
+
+_LEVEL_STYLE = {"": "dim", "WARN": "warn", "ERROR": "error"}
+
+
+class Transcript:
+    def __init__(self, path: Path, console: Console, now: Callable[[], datetime]) -> None:
+        self.path = path
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+        self._console = console
+        self._now = now
+        self._log_at_line_start = True
+        self._console_at_line_start = True
+        self.agent_bytes = 0
+        # the stop watcher may add a message from its thread (SUP-90)
+        self._lock = threading.Lock()
+
+    # -- agent output --------------------------------------------------------------------
+    def agent(self, data: bytes, *, echo: bool = True) -> None:
+        """Raw agent bytes: always to the log; to the console when `echo`."""
+        if not data:
+            return
+        with self._lock:
+            self._agent(data, echo)
+
+    def _agent(self, data: bytes, echo: bool) -> None:
+        self._write(data)
+        self.agent_bytes += len(data)
+        self._log_at_line_start = data.endswith(b"\n")
+        if echo:
+            self._console.write(data)
+            self._console_at_line_start = data.endswith(b"\n")
+
+    def rendered(self, text: str) -> None:
+        """A line rendered from a structured event (`» `), to log and console."""
+        self._aidd_lines("» ", text, style="")
+
+    # -- aidd's own lines ----------------------------------------------------------------
+    def message(self, text: str, level: str = "") -> None:
+        """`[aidd HH:MM:SS] [WARN|ERROR ]text`."""
+        stamp = self._now().strftime("%H:%M:%S")
+        prefix = f"[aidd {stamp}] " + (f"{level} " if level else "")
+        self._aidd_lines(prefix, text, style=_LEVEL_STYLE.get(level, "dim"))
+
+    def plain(self, text: str) -> None:
+        """Header and trailer lines: `[aidd] text`."""
+        self._aidd_lines("[aidd] ", text, style="bold" if text.startswith("---") else "")
+
+    def _aidd_lines(self, prefix: str, text: str, style: str) -> None:
+        """Every line gets the prefix, so LOG-4's removal recovers the agent's bytes exactly."""
+        lines = [prefix + part for part in (text.splitlines() or [""])]
+        with self._lock:
+            lead = b"" if self._log_at_line_start else b"\n"
+            self._write(lead + "".join(f"{ln}\n" for ln in lines).encode("utf-8", "replace"))
+            self._log_at_line_start = True
+            if not self._console_at_line_start:
+                self._console.write(b"\n")
+                self._console_at_line_start = True
+            for line in lines:
+                self._console.line(line, style)
+
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.fsync(self._fd)
+            os.close(self._fd)
+            self._fd = -1

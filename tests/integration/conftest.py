@@ -1,0 +1,65 @@
+"""Run the real `aidd` as a subprocess, with config and home isolated in the test's tmp dir."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+RunAidd = Callable[..., Result]
+
+
+@pytest.fixture
+def aidd_env(tmp_path: Path) -> dict[str, str]:
+    """An environment with no AIDD_* leaking in and private config/home folders."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AIDD_")}
+    home = tmp_path / "home"
+    home.mkdir()
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        AIDD_HOME=str(tmp_path / "aidd-home"),
+        PYTHONPATH=str(REPO) + os.pathsep + env.get("PYTHONPATH", ""),
+    )
+    env.pop("CLAUDECODE", None)
+    return env
+
+
+@pytest.fixture
+def run_aidd(aidd_env: dict[str, str], tmp_path: Path) -> RunAidd:
+    def run(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
+            timeout: float = 60) -> Result:
+        proc = subprocess.run(
+            [sys.executable, "-m", "aidd", *args],
+            env=env if env is not None else aidd_env,
+            cwd=cwd or tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+        return Result(proc.returncode, proc.stdout, proc.stderr)
+
+    return run
+
+
+def tree_snapshot(root: Path) -> set[str]:
+    """Every path under `root` (to prove a failed run wrote nothing)."""
+    if not root.exists():
+        return set()
+    return {str(p.relative_to(root)) for p in root.rglob("*")}

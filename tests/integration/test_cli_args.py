@@ -1,0 +1,149 @@
+"""Flags, config files and AIDD_* variables are validated before anything runs (CLI-1..36)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import RunAidd, tree_snapshot
+
+
+def test_version_and_help(run_aidd: RunAidd) -> None:
+    res = run_aidd("--version")
+    assert res.code == 0
+    assert res.out.strip().startswith("aidd ")
+    res = run_aidd("--help")
+    assert res.code == 0
+    from aidd.options import OPTIONS
+
+    for opt in OPTIONS:
+        assert opt.flag in res.out, opt.flag
+    for flag in ("--status", "--json", "--check-features", "--extract-batch", "--stop"):
+        assert flag in res.out
+    assert "[default: 3600; env AIDD_TIMEOUT]" in res.out.replace("\n", " ").replace("  ", " ") \
+        or "AIDD_TIMEOUT" in res.out
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (["--max-iterations", "abc"], "--max-iterations"),
+        (["--max-iterations", "-1"], "--max-iterations"),
+        (["--max-iterations", "2147483648"], "--max-iterations"),
+        (["--timeout", "-5"], "--timeout"),
+        (["--idle-timeout", "1.5"], "--idle-timeout"),
+        (["--quit-on-abort", "x"], "--quit-on-abort"),
+        (["--rate-limit-fallback", "0"], "--rate-limit-fallback"),
+        (["--model", "a b"], "--model"),
+        (["--code-model", "-x"], "--code-model"),
+        (["--spec", "--todo"], "--spec"),
+        (["--cli"], "--cli"),
+        (["--cli", "foo"], "--cli"),
+        (["--cli", "zrun"], "zrun"),
+        (["--nope"], "--nope"),
+        (["stray"], "stray"),
+        (["--audit", ","], "--audit"),
+        (["--audit", "A/B"], "--audit"),
+        (["--feature", "../x"], "--feature"),
+        (["--filter-by", "category"], "--filter"),
+        (["--filter", "x"], "--filter"),
+        (["--json"], "--json"),
+        (["--code-after-audit"], "--code-after-audit"),
+    ],
+)
+def test_bad_flags_exit_2_naming_the_flag(run_aidd: RunAidd, tmp_path: Path,
+                                          args: list[str], flag: str) -> None:
+    project = tmp_path / "proj"
+    res = run_aidd("--project-dir", str(project), *args)
+    assert res.code == 2, res.err
+    assert flag in res.err
+    assert len(res.err.strip().splitlines()) == 1, res.err
+    assert not project.exists()
+
+
+def test_zrun_message(run_aidd: RunAidd) -> None:
+    res = run_aidd("--cli", "zrun")
+    assert "zrun is not supported by aidd" in res.err
+    res = run_aidd("--cli", "foo")
+    assert all(name in res.err for name in ("opencode", "kilocode", "claude-code"))
+
+
+def test_project_dir_that_is_a_file(run_aidd: RunAidd, tmp_path: Path) -> None:
+    target = tmp_path / "file"
+    target.write_text("x")
+    res = run_aidd("--project-dir", str(target), "--spec", str(target))
+    assert res.code == 2
+    assert str(target) in res.err
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_unknown_key_in_project_config(run_aidd: RunAidd, tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    cfg = _write(project / ".automaker" / "aidd.yaml", "idle-timeout: 5\nbogus: 1\n")
+    before = tree_snapshot(project)
+    res = run_aidd("--project-dir", str(project), "--status")
+    assert res.code == 2
+    assert str(cfg) in res.err and "bogus" in res.err
+    assert tree_snapshot(project) == before
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("- a\n- b\n", "mapping"),
+        ("timeout: abc\n", "timeout"),
+        ("max_iterations: -3\n", "max_iterations"),
+        ("stop-when-done: maybe\n", "stop-when-done"),
+        ("project-dir: /tmp\n", "project-dir"),
+        ("status: true\n", "status"),
+        ("timeout: [1\n", "YAML"),
+    ],
+)
+def test_bad_project_config_values(run_aidd: RunAidd, tmp_path: Path, text: str,
+                                   needle: str) -> None:
+    project = tmp_path / "proj"
+    cfg = _write(project / ".automaker" / "aidd.yaml", text)
+    res = run_aidd("--project-dir", str(project), "--stop")
+    assert res.code == 2, res.err
+    assert str(cfg) in res.err and needle in res.err
+    assert not (project / ".automaker" / ".stop").exists()
+
+
+def test_bad_environment_value(run_aidd: RunAidd, aidd_env: dict[str, str],
+                               tmp_path: Path) -> None:
+    res = run_aidd("--project-dir", str(tmp_path), "--stop",
+                   env={**aidd_env, "AIDD_TIMEOUT": "abc"})
+    assert res.code == 2
+    assert "AIDD_TIMEOUT" in res.err
+
+
+def test_user_config_bad_key(run_aidd: RunAidd, aidd_env: dict[str, str], tmp_path: Path) -> None:
+    cfg = _write(Path(aidd_env["XDG_CONFIG_HOME"]) / "aidd" / "config.yaml", "colour: red\n")
+    res = run_aidd("--project-dir", str(tmp_path), "--stop")
+    assert res.code == 2
+    assert str(cfg) in res.err and "colour" in res.err
+
+
+def test_stop_writes_iso_time_without_agent(run_aidd: RunAidd, aidd_env: dict[str, str],
+                                            tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    res = run_aidd("--project-dir", str(project), "--stop", env={**aidd_env, "PATH": "/nonexistent"})
+    assert res.code == 0, res.err
+    from datetime import datetime
+
+    stamp = (project / ".automaker" / ".stop").read_text().strip()
+    assert datetime.fromisoformat(stamp).tzinfo is not None
+    assert not list((project / ".automaker").glob(".aidd-tmp-*"))
+
+
+def test_stop_on_missing_project_exits_3(run_aidd: RunAidd, tmp_path: Path) -> None:
+    res = run_aidd("--project-dir", str(tmp_path / "nope"), "--stop")
+    assert res.code == 3
+    assert not (tmp_path / "nope").exists()
