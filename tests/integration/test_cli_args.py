@@ -89,7 +89,8 @@ def test_unknown_key_in_project_config(run_aidd: RunAidd, tmp_path: Path) -> Non
     before = tree_snapshot(project)
     res = run_aidd("--project-dir", str(project), "--status")
     assert res.code == 2
-    assert str(cfg) in res.err and "bogus" in res.err
+    assert str(cfg) in res.err
+    assert "bogus" in res.err
     assert tree_snapshot(project) == before
 
 
@@ -111,7 +112,8 @@ def test_bad_project_config_values(run_aidd: RunAidd, tmp_path: Path, text: str,
     cfg = _write(project / ".automaker" / "aidd.yaml", text)
     res = run_aidd("--project-dir", str(project), "--stop")
     assert res.code == 2, res.err
-    assert str(cfg) in res.err and needle in res.err
+    assert str(cfg) in res.err
+    assert needle in res.err
     assert not (project / ".automaker" / ".stop").exists()
 
 
@@ -127,14 +129,16 @@ def test_user_config_bad_key(run_aidd: RunAidd, aidd_env: dict[str, str], tmp_pa
     cfg = _write(Path(aidd_env["XDG_CONFIG_HOME"]) / "aidd" / "config.yaml", "colour: red\n")
     res = run_aidd("--project-dir", str(tmp_path), "--stop")
     assert res.code == 2
-    assert str(cfg) in res.err and "colour" in res.err
+    assert str(cfg) in res.err
+    assert "colour" in res.err
 
 
 def test_stop_writes_iso_time_without_agent(run_aidd: RunAidd, aidd_env: dict[str, str],
                                             tmp_path: Path) -> None:
     project = tmp_path / "proj"
     project.mkdir()
-    res = run_aidd("--project-dir", str(project), "--stop", env={**aidd_env, "PATH": "/nonexistent"})
+    env = {**aidd_env, "PATH": "/nonexistent"}
+    res = run_aidd("--project-dir", str(project), "--stop", env=env)
     assert res.code == 0, res.err
     from datetime import datetime
 
