@@ -14,28 +14,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aidd.project.featurerules import ID_RE, KNOWN_KEYS, FeatureStatus, validate_feature
+from aidd.project.featurescan import FEATURE_FILE, candidates, project_root, read_feature
 from aidd.project.paths import ProjectPaths
 
 if TYPE_CHECKING:  # filters imports this module; at run time only `.matches` is called
     from aidd.project.filters import FeatureFilter
 
 __all__ = [
+    "FEATURE_FILE",
     "ID_RE",
     "Feature",
     "FeatureFile",
     "FeatureStatus",
     "counted_features",
     "duplicate_ids",
-    "find_feature_files",
     "is_unfixed",
     "load_features",
     "to_feature",
     "validate_feature",
 ]
 
-FEATURE_FILE = "feature.json"
 FINDING_PREFIX = "audit-"
-_CHUNK = 1 << 16
 # A file that does not parse can still say it waits for approval (CMP-1 "even if malformed").
 _WAITING_RE = re.compile(rb'"status"\s*:\s*"waiting_approval"')
 
@@ -74,7 +73,7 @@ class FeatureFile:
     parse_error: str | None
     feature: Feature | None  # None when the file fails the structural check
     waiting_approval: bool
-    errors: tuple[str, ...] = ()  # FEA-10 messages; filled by `load_features(validate=True)`
+    errors: tuple[str, ...] = ()  # FEA-10 messages; only `load_features(validate=True)` fills them
 
     @property
     def path(self) -> Path:
@@ -133,7 +132,8 @@ def load_features(paths: ProjectPaths, *, validate: bool = True) -> list[Feature
     With `validate`, each file carries its FEA-10 errors; dependencies resolve against the ids of
     every file that parsed.
     """
-    files = [parse_file(p) for p in sorted(find_feature_files(paths))]
+    root = project_root(paths)
+    files = [f for p in sorted(candidates(paths)) if (f := load_file(p, root)) is not None]
     if not validate:
         return files
     known = {fid for f in files if (fid := f.feature_id) is not None}
@@ -144,97 +144,36 @@ def _errors(file: FeatureFile, known: set[str]) -> tuple[str, ...]:
     return tuple(validate_feature(file.data, file.dir_name, known))
 
 
-def parse_file(path: str) -> FeatureFile:
-    dir_name = path.rsplit(os.sep, 2)[-2]
+def load_file(path: str, root: str) -> FeatureFile | None:
+    """The feature file at `path`, judged alone; None when there is none (see `read_feature`)."""
     try:
-        raw = _read(path)
+        raw = read_feature(path, root)
     except OSError as exc:
-        return _broken(path, dir_name, f"cannot read: {exc.strerror or exc}", b"")
+        return _broken(path, f"cannot read: {exc.strerror or exc}", b"")
+    return None if raw is None else parse_bytes(path, raw)
+
+
+def parse_bytes(path: str, raw: bytes) -> FeatureFile:
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
         msg = f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
-        return _broken(path, dir_name, msg, raw)
+        return _broken(path, msg, raw)
     except UnicodeDecodeError as exc:
-        return _broken(path, dir_name, f"invalid JSON: not UTF-8 text ({exc.reason})", raw)
+        return _broken(path, f"invalid JSON: not UTF-8 text ({exc.reason})", raw)
     except (ValueError, RecursionError) as exc:
-        return _broken(path, dir_name, f"invalid JSON: {exc}", raw)
+        return _broken(path, f"invalid JSON: {exc}", raw)
     waiting = isinstance(data, dict) and data.get("status") == "waiting_approval"
-    return FeatureFile(path, dir_name, data, None, to_feature(data), waiting)
+    return FeatureFile(path, _dir_name(path), data, None, to_feature(data), waiting)
 
 
-def _broken(path: str, dir_name: str, message: str, raw: bytes) -> FeatureFile:
+def _broken(path: str, message: str, raw: bytes) -> FeatureFile:
     waiting = _WAITING_RE.search(raw) is not None
-    return FeatureFile(path, dir_name, None, message, None, waiting)
+    return FeatureFile(path, _dir_name(path), None, message, None, waiting)
 
 
-def _read(path: str) -> bytes:
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        chunk = os.read(fd, _CHUNK)
-        if len(chunk) < _CHUNK:
-            return chunk
-        parts = [chunk]
-        while chunk:
-            chunk = os.read(fd, _CHUNK)
-            parts.append(chunk)
-        return b"".join(parts)
-    finally:
-        os.close(fd)
-
-
-def find_feature_files(paths: ProjectPaths) -> list[str]:
-    """Paths of every feature.json under `features/`, at any depth ([] when it is missing).
-
-    Symlinks are followed only when they lead inside the project; a symlinked directory inside
-    `features/` is not walked twice.
-    """
-    root = os.path.realpath(paths.root)
-    top = str(paths.features)
-    if not paths.features.is_dir() or not _inside(os.path.realpath(top), root):
-        return []
-    walker = _Walker(root, os.path.realpath(top))
-    walker.walk(top)
-    return walker.found
-
-
-class _Walker:
-    def __init__(self, root: str, features_real: str) -> None:
-        self.root = root
-        self.features_real = features_real
-        self.found: list[str] = []
-        self.seen: set[str] = set()
-
-    def walk(self, top: str) -> None:
-        stack = [top]
-        while stack:
-            try:
-                entries = list(os.scandir(stack.pop()))
-            except OSError:
-                continue
-            for entry in entries:
-                if entry.is_symlink():
-                    self._link(entry, stack)
-                elif entry.is_dir(follow_symlinks=False):
-                    stack.append(entry.path)
-                elif entry.name == FEATURE_FILE and entry.is_file(follow_symlinks=False):
-                    self.found.append(entry.path)
-
-    def _link(self, entry: os.DirEntry[str], stack: list[str]) -> None:
-        target = os.path.realpath(entry.path)
-        if not _inside(target, self.root):
-            return
-        if Path(target).is_dir():
-            # Targets inside features/ are walked anyway; `seen` breaks cycles elsewhere.
-            if not _inside(target, self.features_real) and target not in self.seen:
-                self.seen.add(target)
-                stack.append(entry.path)
-        elif entry.name == FEATURE_FILE and Path(target).is_file():
-            self.found.append(entry.path)
-
-
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+def _dir_name(path: str) -> str:
+    return path.rsplit(os.sep, 2)[-2]
 
 
 def duplicate_ids(files: list[FeatureFile]) -> dict[str, list[FeatureFile]]:

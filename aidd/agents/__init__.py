@@ -1,0 +1,1 @@
+"""Agent CLI adapters: one module per CLI behind one interface (ADP-1)."""

@@ -1,0 +1,186 @@
+"""The adapter interface: everything aidd knows about one agent CLI, and the signals its
+output yields (ADP-1). The session engine talks only to these types."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import tzinfo
+from enum import Enum
+from pathlib import Path
+from typing import Protocol
+
+from aidd.agents.ratelimit import RateLimitInfo
+
+
+class NudgeMethod(Enum):
+    """How a nudge reaches the conversation (ADP-30); the values are `nudge.method` (LOG-42)."""
+
+    STDIN = "stdin"  # a user message on the still-open stdin
+    RELAUNCH = "relaunch"  # interrupt, then resume the conversation with the nudge on stdin
+
+
+class ErrorKind(Enum):
+    """A classified error signal, most important first (EXIT-5)."""
+
+    RATE_LIMIT = "rate_limited"
+    FATAL = "fatal"
+    PROVIDER = "provider_error"
+    NO_ASSISTANT = "no_assistant"
+
+
+_RANK = {kind: rank for rank, kind in enumerate(ErrorKind)}
+
+
+@dataclass(frozen=True)
+class ErrorSignal:
+    kind: ErrorKind
+    message: str
+    status: int | None = None
+
+
+@dataclass(frozen=True)
+class Tokens:
+    input: int = 0
+    output: int = 0
+    reasoning: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+
+    def __add__(self, other: Tokens) -> Tokens:
+        return Tokens(
+            self.input + other.input,
+            self.output + other.output,
+            self.reasoning + other.reasoning,
+            self.cache_read + other.cache_read,
+            self.cache_write + other.cache_write,
+        )
+
+    def any(self) -> bool:
+        return any(self.as_dict().values())
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "input": self.input,
+            "output": self.output,
+            "reasoning": self.reasoning,
+            "cache_read": self.cache_read,
+            "cache_write": self.cache_write,
+        }
+
+
+@dataclass
+class Signals:
+    """What a parser learned from one attempt's output; updated line by line."""
+
+    conversation_id: str | None = None
+    model: str | None = None
+    json_seen: bool = False
+    assistant_seen: bool = False  # assistant text or a tool use (ADP-43)
+    turns_ended: int = 0  # result events (claude) / final step_finish or error (opencode, kilo)
+    last_turn_ok: bool = True
+    error: ErrorSignal | None = None
+    rate_limit: RateLimitInfo = field(default_factory=RateLimitInfo)
+    tokens: Tokens | None = None
+    cost_usd: float | None = None
+
+    def note_error(self, signal: ErrorSignal) -> None:
+        """Keep the most important error seen (74 > fatal > 72 > 70)."""
+        if self.error is None or _RANK[signal.kind] < _RANK[self.error.kind]:
+            self.error = signal
+
+    def note_rate_limit(self, info: RateLimitInfo) -> None:
+        self.rate_limit = self.rate_limit.merged(info)
+
+
+class LineParser(Protocol):
+    """Turns complete output lines into rendered lines and signals (ADP-35..39)."""
+
+    @property
+    def signals(self) -> Signals: ...
+
+    def line(self, raw: bytes) -> list[str]:
+        """One line without its newline -> rendered lines (no `» `, no newline). Never raises."""
+        ...
+
+
+@dataclass(frozen=True)
+class AgentContext:
+    """Facts about the attempt that the agent's environment carries (ADP-11)."""
+
+    project_dir: Path
+    log_number: int
+    prompt_kind: str = ""
+    audit_name: str | None = None
+    aidd_version: str = ""
+
+
+class Adapter(Protocol):
+    """One agent CLI (ADP-1). Implementations: opencode.py, kilocode.py, claude_code.py."""
+
+    @property
+    def name(self) -> str:
+        """The `--cli` value."""
+        ...
+
+    @property
+    def binary(self) -> str: ...
+
+    @property
+    def display_name(self) -> str: ...
+
+    @property
+    def tested_versions(self) -> tuple[str, ...]:
+        """Version prefixes aidd was tested with, e.g. `("2.1.",)` (ADP-4)."""
+        ...
+
+    @property
+    def nudge_method(self) -> NudgeMethod: ...
+
+    @property
+    def exit1_success(self) -> bool:
+        """Exit 1 without a classified error means "nothing more to do" (EXIT-3)."""
+        ...
+
+    @property
+    def output_cancels_linger(self) -> bool:
+        """New output after a terminal event cancels the linger state (SUP-35)."""
+        ...
+
+    def argv(self, binary: str, model: str | None) -> list[str]: ...
+
+    def relaunch_argv(self, binary: str, model: str | None, conversation_id: str) -> list[str]:
+        """The nudge relaunch (ADP-10); only called when `nudge_method` is RELAUNCH."""
+        ...
+
+    def environment(self, base: Mapping[str, str], context: AgentContext) -> dict[str, str]: ...
+
+    def encode_prompt(self, prompt: str) -> bytes: ...
+
+    def encode_nudge(self, text: str) -> bytes: ...
+
+    def new_parser(self, zone: tzinfo) -> LineParser: ...
+
+
+_DROPPED = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")  # make claude refuse to run nested
+_DEFAULTS = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
+
+
+def agent_environment(
+    base: Mapping[str, str], cli: str, context: AgentContext
+) -> dict[str, str]:
+    """aidd's environment for the agent (ADP-11); sets no API keys."""
+    env = {key: value for key, value in base.items() if key not in _DROPPED}
+    for key, value in _DEFAULTS.items():
+        env.setdefault(key, value)
+    env.pop("AIDD_AUDIT_NAME", None)
+    env.update(
+        AIDD_VERSION=context.aidd_version,
+        AIDD_PROJECT_DIR=str(context.project_dir.absolute()),
+        AIDD_CLI=cli,
+        AIDD_ITERATION=str(context.log_number),
+        AIDD_PROMPT_KIND=context.prompt_kind,
+    )
+    if context.audit_name:
+        env["AIDD_AUDIT_NAME"] = context.audit_name
+    return env

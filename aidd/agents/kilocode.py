@@ -1,0 +1,12 @@
+"""kilocode: the `kilo` binary speaks opencode's `run --format json` (ADP-10, ADP-42)."""
+
+from __future__ import annotations
+
+from aidd.agents.opencode import OpenCode
+
+
+class KiloCode(OpenCode):
+    name = "kilocode"
+    binary = "kilo"
+    display_name = "Kilo Code"
+    tested_versions = ("7.7.",)

@@ -1,0 +1,180 @@
+"""opencode: `opencode run --format json`, prompt on stdin then EOF, nudges by resuming the
+conversation (ADP-10, ADP-30, ADP-37, ADP-42). kilocode reuses all of it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import tzinfo
+from typing import Any
+
+from aidd.agents.base import (
+    AgentContext,
+    ErrorKind,
+    ErrorSignal,
+    NudgeMethod,
+    Signals,
+    Tokens,
+    agent_environment,
+)
+from aidd.agents.classify import provider_error_kind
+from aidd.agents.ratelimit import RateLimitInfo
+from aidd.agents.render import (
+    as_dict,
+    as_float,
+    as_int,
+    as_status,
+    cut,
+    decode_event,
+    one_line,
+    plain_text,
+    summarize_input,
+    text_lines,
+    tokens_line,
+)
+
+
+class RunJsonParser:
+    """Events of `run --format json`: step_start, text, tool_use, step_finish, error."""
+
+    def __init__(self) -> None:
+        self._signals = Signals()
+
+    @property
+    def signals(self) -> Signals:
+        return self._signals
+
+    def line(self, raw: bytes) -> list[str]:
+        try:
+            return self._line(raw)
+        except Exception:  # a parser never raises (ADP-35); the raw line is already logged
+            return []
+
+    def _line(self, raw: bytes) -> list[str]:
+        event = decode_event(raw)
+        if event is None:
+            self._plain(raw)
+            return []
+        self._signals.json_seen = True
+        session = event.get("sessionID")
+        if isinstance(session, str) and session:
+            self._signals.conversation_id = session
+        handler = _HANDLERS.get(str(event.get("type")))
+        return handler(self, event) if handler else []
+
+    def _plain(self, raw: bytes) -> None:
+        """The CLI's own `Error:` lines classify like error events (ADP-42)."""
+        text = plain_text(raw)
+        if not text.startswith("Error:"):
+            return
+        message = text.removeprefix("Error:").strip()
+        self._error(ErrorSignal(provider_error_kind(None, message), message), {})
+
+    def _text(self, event: dict[str, Any]) -> list[str]:
+        text = as_dict(event.get("part")).get("text")
+        if not isinstance(text, str) or not text.strip():
+            return []
+        self._signals.assistant_seen = True
+        return text_lines("assistant", text)
+
+    def _tool_use(self, event: dict[str, Any]) -> list[str]:
+        part = as_dict(event.get("part"))
+        state = as_dict(part.get("state"))
+        self._signals.assistant_seen = True
+        status = str(state.get("status") or "")
+        summary = summarize_input(state.get("input"))
+        lines = [one_line(f"tool: {part.get('tool') or '?'} {summary} [{status}]")]
+        output = state.get("output") if status == "completed" else state.get("error")
+        if status in ("completed", "error") and isinstance(output, str) and output:
+            label = "result" if status == "completed" else "result: error"
+            lines.append(f"{label}: {cut(one_line(output), 200)}")
+        return lines
+
+    def _step_finish(self, event: dict[str, Any]) -> list[str]:
+        part = as_dict(event.get("part"))
+        raw = as_dict(part.get("tokens"))
+        cache = as_dict(raw.get("cache"))
+        step = Tokens(
+            as_int(raw.get("input")),
+            as_int(raw.get("output")),
+            as_int(raw.get("reasoning")),
+            as_int(cache.get("read")),
+            as_int(cache.get("write")),
+        )
+        signals = self._signals
+        signals.tokens = step if signals.tokens is None else signals.tokens + step
+        cost = as_float(part.get("cost"))
+        if cost is not None:
+            signals.cost_usd = (signals.cost_usd or 0.0) + cost
+        if part.get("reason") != "tool-calls":  # the final step (ADP-39)
+            signals.turns_ended += 1
+            signals.last_turn_ok = True
+        line = tokens_line(step)
+        return [line] if line else []
+
+    def _error_event(self, event: dict[str, Any]) -> list[str]:
+        error = as_dict(event.get("error"))
+        data = as_dict(error.get("data"))
+        name = str(error.get("name") or "Error")
+        message = str(data.get("message") or error.get("message") or "")
+        status = as_status(data.get("statusCode"))
+        kind = provider_error_kind(status, f"{name}: {message}")
+        headers = as_dict(data.get("responseHeaders"))
+        self._error(ErrorSignal(kind, message or name, status), headers)
+        self._signals.turns_ended += 1
+        self._signals.last_turn_ok = False
+        suffix = f" (status {status})" if status is not None else ""
+        return [one_line(f"error: {name}: {message}{suffix}")]
+
+    def _error(self, signal: ErrorSignal, headers: Mapping[str, Any]) -> None:
+        self._signals.note_error(signal)
+        if signal.kind is ErrorKind.RATE_LIMIT:
+            lower = {str(key).lower(): str(value) for key, value in headers.items()}
+            self._signals.note_rate_limit(
+                RateLimitInfo(
+                    retry_after=lower.get("retry-after"),
+                    retry_after_ms=lower.get("retry-after-ms"),
+                    message=signal.message,
+                )
+            )
+
+
+_HANDLERS: dict[str, Callable[[RunJsonParser, dict[str, Any]], list[str]]] = {
+    "text": RunJsonParser._text,
+    "tool_use": RunJsonParser._tool_use,
+    "step_finish": RunJsonParser._step_finish,
+    "error": RunJsonParser._error_event,
+}
+
+
+def _model_words(model: str | None) -> list[str]:
+    return ["--model", model] if model else []
+
+
+class OpenCode:
+    name = "opencode"
+    binary = "opencode"
+    display_name = "OpenCode"
+    tested_versions: tuple[str, ...] = ("1.18.",)
+    nudge_method = NudgeMethod.RELAUNCH
+    exit1_success = True  # exit 1 without an error signal: "no more work" (EXIT-3)
+    output_cancels_linger = False
+
+    def argv(self, binary: str, model: str | None) -> list[str]:
+        return [binary, "run", "--format", "json", *_model_words(model)]
+
+    def relaunch_argv(self, binary: str, model: str | None, conversation_id: str) -> list[str]:
+        return [binary, "run", "--format", "json", "--session", conversation_id,
+                *_model_words(model)]
+
+    def environment(self, base: Mapping[str, str], context: AgentContext) -> dict[str, str]:
+        return agent_environment(base, self.name, context)
+
+    def encode_prompt(self, prompt: str) -> bytes:
+        """Raw bytes; the CLI reads its non-terminal stdin to EOF (ADP-21)."""
+        return prompt.encode("utf-8", "surrogateescape")
+
+    def encode_nudge(self, text: str) -> bytes:
+        return text.encode("utf-8", "surrogateescape")
+
+    def new_parser(self, zone: tzinfo) -> RunJsonParser:
+        return RunJsonParser()

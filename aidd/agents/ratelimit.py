@@ -1,0 +1,183 @@
+"""When a rate limit ends: a pure function of (signals, now, zone) (ADP-45, ADP-46, SUP-51)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from datetime import date, datetime, time, timedelta, tzinfo
+from email.utils import parsedate_to_datetime
+from enum import Enum
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+
+@dataclass(frozen=True)
+class RateLimitInfo:
+    """Reset hints gathered from one attempt; the first value of each kind wins."""
+
+    resets_at: float | None = None  # claude rate_limit_info.resetsAt, Unix seconds
+    retry_after: str | None = None  # `retry-after` header: seconds or an HTTP date
+    retry_after_ms: str | None = None  # `retry-after-ms` header
+    message: str = ""  # the limit message of the CLI or provider
+
+    def merged(self, other: RateLimitInfo) -> RateLimitInfo:
+        return replace(
+            self,
+            resets_at=self.resets_at if self.resets_at is not None else other.resets_at,
+            retry_after=self.retry_after or other.retry_after,
+            retry_after_ms=self.retry_after_ms or other.retry_after_ms,
+            message=self.message or other.message,
+        )
+
+
+class WakeSource(Enum):
+    """`rate_limit_sleep.source` (LOG-42)."""
+
+    RATE_LIMIT_EVENT = "rate_limit_event"
+    RETRY_AFTER = "retry_after"
+    MESSAGE = "message"
+    FALLBACK = "fallback"
+
+
+@dataclass(frozen=True)
+class Wake:
+    at: datetime  # aware
+    source: WakeSource
+    reset: datetime | None  # the parsed reset time, before the buffer
+    message: str  # the limit message, at most 200 characters
+
+    def seconds_from(self, now: datetime) -> float:
+        return max(0.0, (self.at - now).total_seconds())
+
+
+def wake_time(
+    info: RateLimitInfo, now: datetime, zone: tzinfo, buffer_s: float, fallback_s: float
+) -> Wake:
+    """Reset + buffer; a reset already past gives the buffer alone; nothing parsable, fallback."""
+    reset, source = find_reset(info, now, zone)
+    message = info.message[:200]
+    if reset is None:
+        return Wake(now + timedelta(seconds=fallback_s), WakeSource.FALLBACK, None, message)
+    return Wake(max(reset, now) + timedelta(seconds=buffer_s), source, reset, message)
+
+
+def find_reset(
+    info: RateLimitInfo, now: datetime, zone: tzinfo
+) -> tuple[datetime | None, WakeSource]:
+    """The reset instant and where it came from; the first source found wins (ADP-45)."""
+    if info.resets_at is not None:
+        return datetime.fromtimestamp(info.resets_at, zone), WakeSource.RATE_LIMIT_EVENT
+    header = _from_headers(info, now)
+    if header is not None:
+        return header, WakeSource.RETRY_AFTER
+    text = parse_reset_text(info.message, now, zone)
+    return text, (WakeSource.MESSAGE if text is not None else WakeSource.FALLBACK)
+
+
+def _from_headers(info: RateLimitInfo, now: datetime) -> datetime | None:
+    if info.retry_after_ms:
+        seconds = _number(info.retry_after_ms)
+        if seconds is not None:
+            return now + timedelta(seconds=seconds / 1000)
+    if info.retry_after:
+        seconds = _number(info.retry_after)
+        if seconds is not None:
+            return now + timedelta(seconds=seconds)
+        try:
+            return parsedate_to_datetime(info.retry_after.strip())
+        except (TypeError, ValueError, IndexError):
+            return None
+    return None
+
+
+def _number(text: str) -> float | None:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return None
+    return value if value >= 0 else None
+
+
+_EPOCH = re.compile(r"\|\s*(\d{9,11})\b")
+_ISO = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})", re.I
+)
+_RELATIVE = re.compile(
+    r"\bin\s+(\d+(?:\.\d+)?)\s*(seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h)\b", re.I
+)
+_TWELVE = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s?([ap])\.?m\b\.?(?:\s*\(([^)\s]+)\))?", re.I)
+_TWENTY_FOUR = re.compile(
+    r"\b(?:resets?|at|until)\s+(?:at\s+)?([01]?\d|2[0-3]):([0-5]\d)\b(?:\s*\(([^)\s]+)\))?", re.I
+)
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600}
+
+
+def parse_reset_text(text: str, now: datetime, zone: tzinfo) -> datetime | None:
+    """The reset instant a limit message announces, or None (forms of ADP-45)."""
+    for parse in (_epoch, _iso, _relative, _twelve_hour, _twenty_four_hour):
+        found = parse(text, now, zone)
+        if found is not None:
+            return found
+    return None
+
+
+def _epoch(text: str, now: datetime, zone: tzinfo) -> datetime | None:
+    match = _EPOCH.search(text)
+    return datetime.fromtimestamp(int(match.group(1)), zone) if match else None
+
+
+def _iso(text: str, now: datetime, zone: tzinfo) -> datetime | None:
+    match = _ISO.search(text)
+    if not match:
+        return None
+    try:
+        return datetime.fromisoformat(match.group(0).replace(" ", "T"))
+    except ValueError:
+        return None
+
+
+def _relative(text: str, now: datetime, zone: tzinfo) -> datetime | None:
+    match = _RELATIVE.search(text)
+    if not match:
+        return None
+    unit = match.group(2).lower()[0]
+    return now + timedelta(seconds=float(match.group(1)) * _UNIT_SECONDS[unit])
+
+
+def _twelve_hour(text: str, now: datetime, zone: tzinfo) -> datetime | None:
+    match = _TWELVE.search(text)
+    if not match:
+        return None
+    hour = int(match.group(1))
+    if not 1 <= hour <= 12:
+        return None
+    hour = hour % 12 + (12 if match.group(3).lower() == "p" else 0)
+    return _next_occurrence(now, hour, int(match.group(2) or 0), _zone(match.group(4), zone))
+
+
+def _twenty_four_hour(text: str, now: datetime, zone: tzinfo) -> datetime | None:
+    match = _TWENTY_FOUR.search(text)
+    if not match:
+        return None
+    return _next_occurrence(
+        now, int(match.group(1)), int(match.group(2)), _zone(match.group(3), zone)
+    )
+
+
+def _zone(name: str | None, local: tzinfo) -> tzinfo:
+    """An IANA zone named in the message; unknown or absent: local time."""
+    if not name:
+        return local
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return local
+
+
+def _next_occurrence(now: datetime, hour: int, minute: int, zone: tzinfo) -> datetime:
+    """The first wall-clock hour:minute in `zone` after `now` (today or tomorrow)."""
+    today: date = now.astimezone(zone).date()
+    for offset in (0, 1, 2):
+        candidate = datetime.combine(today + timedelta(days=offset), time(hour, minute), zone)
+        if candidate > now:
+            return candidate
+    return candidate

@@ -1,0 +1,214 @@
+"""The typed template context: exactly the variables of PRM-20, as frozen records.
+
+`PromptContext.to_dict()` turns the records into the mapping Jinja sees. Nested records become
+`Namespace` dicts that know their dotted path, so an undefined `audit.nme` is reported by that
+name rather than as "dict object has no attribute".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, is_dataclass, replace
+from datetime import datetime
+from enum import Enum
+from typing import Any
+
+from aidd.project.paths import ProjectPaths
+from aidd.prompts.select import PromptKind
+
+CLI_DISPLAY_NAMES = {
+    "opencode": "OpenCode",
+    "kilocode": "Kilo Code",
+    "claude-code": "Claude Code",
+}
+
+
+class Namespace(dict[str, Any]):
+    """A context mapping that remembers its dotted name for error messages.
+
+    The name lives in an underscore attribute: Jinja looks attributes up before keys, so a
+    public attribute would shadow a key of the same name, and the sandbox hides `_` names."""
+
+    def __init__(self, dotted: str, items: dict[str, Any]) -> None:
+        super().__init__(items)
+        self._dotted = dotted
+
+    @property
+    def dotted_name(self) -> str:
+        return self._dotted
+
+
+@dataclass(frozen=True)
+class ProjectInfo:
+    dir: str  # absolute
+    name: str
+
+
+@dataclass(frozen=True)
+class CliInfo:
+    name: str  # opencode, kilocode, claude-code: also the `_cli/<name>.md` partial
+    display_name: str
+
+    @classmethod
+    def for_cli(cls, name: str) -> CliInfo:
+        return cls(name, CLI_DISPLAY_NAMES.get(name, name))
+
+
+@dataclass(frozen=True)
+class IterationInfo:
+    number: int = 1  # log number NNN, continues across phases
+    index: int = 1  # 1-based within the phase
+    max: int = 0  # --max-iterations; 0 = unlimited
+
+
+@dataclass(frozen=True)
+class PhaseInfo:
+    name: str = "main"  # main, audit, post-completion audit, remediation
+    cycle: int = 0  # remediation cycle (AUD-40), 0 outside remediation
+
+
+@dataclass(frozen=True)
+class PromptPaths:
+    """Project-relative paths the prompts name (`paths.*`)."""
+
+    spec: str
+    features: str
+    changelog: str
+    todo: str
+    project_structure: str
+    project_md: str
+    audit_reports: str
+
+    @classmethod
+    def from_project(cls, paths: ProjectPaths) -> PromptPaths:
+        return cls(
+            spec=paths.rel(paths.app_spec),
+            features=paths.rel(paths.features),
+            changelog=paths.rel(paths.changelog),
+            todo=paths.rel(paths.todo),
+            project_structure=paths.rel(paths.project_structure),
+            project_md=paths.rel(paths.project_md),
+            audit_reports=paths.rel(paths.audit_reports),
+        )
+
+
+@dataclass(frozen=True)
+class MilestoneFilter:
+    name: str
+    description: str
+    features: tuple[str, ...]  # feature directory names (FEA-42)
+
+
+@dataclass(frozen=True)
+class FeatureFocus:
+    directory: str  # resolved directory name (FEA-43)
+    value: str  # the raw --feature value
+
+
+@dataclass(frozen=True)
+class FieldFilter:
+    name: str  # --filter-by
+    value: str  # --filter
+
+
+@dataclass(frozen=True)
+class FilterInfo:
+    milestone: MilestoneFilter | None = None
+    feature: FeatureFocus | None = None
+    field: FieldFilter | None = None
+
+    @property
+    def active(self) -> bool:
+        return any((self.milestone, self.feature, self.field))
+
+
+@dataclass(frozen=True)
+class InvalidFinding:
+    path: str  # project-relative feature.json
+    errors: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AuditInfo:
+    """`audit.*` (AUD-20); all empty outside audit phases, so overrides never hit undefined."""
+
+    name: str = ""
+    kebab: str = ""
+    title: str = ""
+    category: str = ""
+    body: str = ""
+    references: tuple[str, ...] = ()  # names copied next to the definition (AUD-21)
+    report_path: str = ""
+    finding_prefix: str = ""
+    invalid_findings: tuple[InvalidFinding, ...] = ()
+
+
+@dataclass(frozen=True)
+class TimeInfo:
+    iso: str
+    unix: int
+    date: str  # YYYY-MM-DD, local
+
+    @classmethod
+    def from_datetime(cls, now: datetime) -> TimeInfo:
+        return cls(now.isoformat(timespec="seconds"), int(now.timestamp()), now.date().isoformat())
+
+
+@dataclass(frozen=True)
+class PromptContext:
+    aidd_version: str
+    project: ProjectInfo
+    cli: CliInfo
+    kind: PromptKind
+    paths: PromptPaths
+    now: TimeInfo
+    iteration: IterationInfo = IterationInfo()
+    phase: PhaseInfo = PhaseInfo()
+    filters: FilterInfo = FilterInfo()
+    directive: str = ""
+    completion_review: bool = False
+    remediation: bool = False
+    audit: AuditInfo = AuditInfo()
+    severity: str = ""  # body of SEVERITY_CLASSIFICATION
+    nudge_silence: int = 0
+
+    def with_nudge(self, silence_s: int) -> PromptContext:
+        return replace(self, nudge_silence=silence_s)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The Jinja context. Filters reach only the kinds that take a preamble (PRM-22)."""
+        filters = self.filters if self.kind.takes_filter_preamble else FilterInfo()
+        return {
+            "aidd": Namespace("aidd", {"version": self.aidd_version}),
+            "project": _convert("project", self.project),
+            "cli": _convert("cli", self.cli),
+            "kind": self.kind.value,
+            "iteration": _convert("iteration", self.iteration),
+            "phase": _convert("phase", self.phase),
+            "paths": _convert("paths", self.paths),
+            "filters": _filters(filters),
+            "directive": self.directive,
+            "completion_review": self.completion_review,
+            "remediation": self.remediation,
+            "audit": _convert("audit", self.audit),
+            "severity": self.severity,
+            "now": _convert("now", self.now),
+            "nudge": Namespace("nudge", {"silence": self.nudge_silence}),
+        }
+
+
+def _filters(info: FilterInfo) -> Namespace:
+    items = {f.name: _convert(f"filters.{f.name}", getattr(info, f.name)) for f in fields(info)}
+    return Namespace("filters", {**items, "active": info.active})
+
+
+def _convert(path: str, value: Any) -> Any:
+    if is_dataclass(value) and not isinstance(value, type):
+        return Namespace(
+            path,
+            {f.name: _convert(f"{path}.{f.name}", getattr(value, f.name)) for f in fields(value)},
+        )
+    if isinstance(value, tuple | list):
+        return [_convert(f"{path}[{i}]", item) for i, item in enumerate(value)]
+    if isinstance(value, Enum):
+        return value.value
+    return value

@@ -1,0 +1,260 @@
+"""Jinja2 rendering of the prompt templates (PRM-10..14): sandboxed, strict, overridable.
+
+A file at `.automaker/prompts/<path>` wins over the shipped `prompts/<path>`; the shipped one
+stays reachable as `builtin/<path>` so an override can include or extend it (PRM-12). Every
+Jinja failure becomes a `TemplateError` naming the file and line (PRM-13). Values such as the
+directive and audit bodies are context variables: Jinja inserts them as text, never renders them.
+Block tags swallow their own line (`trim_blocks`, `lstrip_blocks`), so templates stay readable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from types import TracebackType
+
+import jinja2
+from jinja2 import nodes
+from jinja2.loaders import split_template_path
+from jinja2.sandbox import SandboxedEnvironment
+
+from aidd.errors import TemplateError
+from aidd.project.paths import ProjectPaths
+from aidd.prompts.context import Namespace, PromptContext
+from aidd.prompts.select import PromptKind
+from aidd.resources import data_dir
+
+BUILTIN_PREFIX = "builtin"
+LAYOUT_TEMPLATES = ("_base.md", "_filter.md", "nudge.md")
+_SKIPPED_DIRS = ("audits",)  # audit definitions are data, never templates
+
+
+class _StrictUndefined(jinja2.StrictUndefined):
+    """StrictUndefined whose message names the dotted variable (`audit.nme`)."""
+
+    __slots__ = ()
+
+    @property
+    def _undefined_message(self) -> str:
+        obj = self._undefined_obj
+        if isinstance(obj, Namespace) and isinstance(self._undefined_name, str):
+            return f"'{obj.dotted_name}.{self._undefined_name}' is undefined"
+        return str(super()._undefined_message)
+
+
+class OverrideLoader(jinja2.BaseLoader):
+    """Looks a template up in the project's overrides first, then in the shipped prompts."""
+
+    def __init__(self, builtin: Path, overrides: Path | None, project_root: Path | None) -> None:
+        self.builtin = builtin
+        self.overrides = overrides
+        self.project_root = project_root
+
+    def locate(self, name: str) -> Path | None:
+        try:
+            pieces = split_template_path(name)  # refuses `..` and empty parts
+        except jinja2.TemplateNotFound:
+            return None
+        if pieces and pieces[0] == BUILTIN_PREFIX:
+            return _file(self.builtin.joinpath(*pieces[1:]))
+        if self.overrides is not None:
+            found = _file(self.overrides.joinpath(*pieces))
+            if found is not None:
+                return found
+        return _file(self.builtin.joinpath(*pieces))
+
+    def get_source(
+        self, environment: jinja2.Environment, template: str
+    ) -> tuple[str, str, Callable[[], bool]]:
+        path = self.locate(template)
+        if path is None:
+            raise jinja2.TemplateNotFound(template)
+        try:
+            source = path.read_text(encoding="utf-8")
+            mtime = path.stat().st_mtime
+        except (OSError, UnicodeDecodeError) as exc:
+            raise TemplateError(f"cannot read template: {exc}, {self.display(str(path))}") from exc
+        return source, str(path), lambda: _mtime(path) == mtime
+
+    def list_templates(self) -> list[str]:
+        names = set(_relative_files(self.builtin))
+        if self.overrides is not None:
+            names.update(_relative_files(self.overrides))
+        return sorted(names)
+
+    def overridden(self) -> tuple[str, ...]:
+        """Every file of the override folder, project-relative, for the header (PRM-12)."""
+        if self.overrides is None:
+            return ()
+        files = _relative_files(self.overrides, templates_only=False)
+        return tuple(self.display(str(self.overrides / rel)) for rel in files)
+
+    def display(self, filename: str | None) -> str:
+        """`.automaker/prompts/x.md` for an override, `builtin/x.md` for a shipped file."""
+        if not filename:
+            return "<template>"
+        path = Path(filename)
+        if self.overrides is not None and path.is_relative_to(self.overrides):
+            root = self.project_root or self.overrides
+            return path.relative_to(root).as_posix() if path.is_relative_to(root) else filename
+        if path.is_relative_to(self.builtin):
+            return f"{BUILTIN_PREFIX}/{path.relative_to(self.builtin).as_posix()}"
+        return filename
+
+
+class PromptRenderer:
+    """Compiles and renders the templates of one project (or none: shipped templates only)."""
+
+    def __init__(
+        self,
+        overrides: Path | None = None,
+        *,
+        project_root: Path | None = None,
+        builtin: Path | None = None,
+    ) -> None:
+        self.loader = OverrideLoader(builtin or data_dir("prompts"), overrides, project_root)
+        self.env = SandboxedEnvironment(
+            loader=self.loader,
+            undefined=_StrictUndefined,
+            autoescape=False,
+            keep_trailing_newline=True,
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+
+    @classmethod
+    def for_project(cls, paths: ProjectPaths, builtin: Path | None = None) -> PromptRenderer:
+        return cls(paths.prompt_overrides, project_root=paths.root, builtin=builtin)
+
+    def overridden_files(self) -> tuple[str, ...]:
+        return self.loader.overridden()
+
+    def compile_all(
+        self,
+        cli: str,
+        kinds: Iterable[PromptKind] = tuple(PromptKind),
+        sample: PromptContext | None = None,
+    ) -> list[str]:
+        """Compile every template the run may use and check that static includes exist.
+
+        With a `sample` context, also render each kind and the nudge once, so an undefined
+        variable in an override surfaces now rather than in a later phase. Raises TemplateError
+        naming file and line, before any agent starts (PRM-13).
+        """
+        kinds = tuple(kinds)
+        pending = [k.template for k in kinds] + [*LAYOUT_TEMPLATES, f"_cli/{cli}.md"]
+        pending += [n for n in self.loader.list_templates() if n.startswith("_common/")]
+        done: list[str] = []
+        while pending:
+            name = pending.pop(0)
+            if name not in done:
+                done.append(name)
+                pending.extend(self._compile(name))
+        if sample is not None:
+            for kind in kinds:
+                self.render_prompt(replace(sample, kind=kind))
+            self.render_nudge(sample)
+        return done
+
+    def render(self, name: str, context: PromptContext) -> str:
+        with self._errors():
+            return self.env.get_template(name).render(context.to_dict())
+
+    def render_prompt(self, context: PromptContext) -> str:
+        return self.render(context.kind.template, context)
+
+    def render_nudge(self, context: PromptContext) -> str:
+        return self.render("nudge.md", context)
+
+    def _compile(self, name: str) -> list[str]:
+        """Compile one template; return the static names it extends, includes or imports."""
+        with self._errors():
+            source, filename, _ = self.loader.get_source(self.env, name)
+            self.env.get_template(name)
+            tree = self.env.parse(source, name, filename)
+        referenced: list[str] = []
+        for node in tree.find_all((nodes.Extends, nodes.Include, nodes.Import, nodes.FromImport)):
+            target = getattr(node, "template", None)
+            if not isinstance(target, nodes.Const) or not isinstance(target.value, str):
+                continue  # computed at render time, e.g. the CLI partial
+            if self.loader.locate(target.value) is None:
+                if getattr(node, "ignore_missing", False):
+                    continue
+                where = f"{self.loader.display(filename)}:{node.lineno}"
+                raise TemplateError(f"template not found: {target.value}, {where}")
+            referenced.append(target.value)
+        return referenced
+
+    def _errors(self) -> _ErrorTranslator:
+        return _ErrorTranslator(self.loader)
+
+
+class _ErrorTranslator:
+    """Context manager turning Jinja exceptions into TemplateError with file and line."""
+
+    def __init__(self, loader: OverrideLoader) -> None:
+        self.loader = loader
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if exc is None or isinstance(exc, TemplateError):
+            return
+        if isinstance(exc, jinja2.TemplateSyntaxError):
+            where = f"{self.loader.display(exc.filename or exc.name)}:{exc.lineno}"
+            raise TemplateError(f"template syntax error: {exc.message}, {where}") from exc
+        if isinstance(exc, jinja2.UndefinedError):
+            raise TemplateError(f"undefined variable {exc.message}, {self._where(tb)}") from exc
+        if isinstance(exc, jinja2.TemplateNotFound):
+            raise TemplateError(f"template not found: {exc.name}, {self._where(tb)}") from exc
+        if isinstance(exc, jinja2.TemplateError):
+            raise TemplateError(f"template error: {exc}, {self._where(tb)}") from exc
+        if isinstance(exc, RecursionError):
+            where = self._where(tb)
+            raise TemplateError(f"templates include each other endlessly, {where}") from exc
+
+    def _where(self, tb: TracebackType | None) -> str:
+        """The innermost template frame: Jinja maps its line number to the template source."""
+        where = "<template>"
+        for frame_tb in _frames(tb):
+            filename = frame_tb.tb_frame.f_code.co_filename
+            if self._is_template(filename):
+                where = f"{self.loader.display(filename)}:{frame_tb.tb_lineno}"
+        return where
+
+    def _is_template(self, filename: str) -> bool:
+        path = Path(filename)
+        roots = [self.loader.builtin, *([self.loader.overrides] if self.loader.overrides else [])]
+        return any(path.is_relative_to(root) for root in roots)
+
+
+def _frames(tb: TracebackType | None) -> Iterator[TracebackType]:
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next
+
+
+def _file(path: Path) -> Path | None:
+    return path if path.is_file() else None
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
+
+
+def _relative_files(root: Path, *, templates_only: bool = True) -> list[str]:
+    if not root.is_dir():
+        return []
+    out = []
+    for path in root.rglob("*"):
+        rel = path.relative_to(root)
+        if path.is_file() and not (templates_only and rel.parts[0] in _SKIPPED_DIRS):
+            out.append(rel.as_posix())
+    return sorted(out)

@@ -1,0 +1,75 @@
+"""The two-stage idle machine (SUP-20..22): pure, driven by the times it is given."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class IdleAction(Enum):
+    NONE = "none"
+    NUDGE = "nudge"
+    KILL = "kill"
+
+
+class IdleStage(Enum):
+    OFF = "off"  # --idle-timeout 0: no idle supervision
+    WATCHING = "watching"  # stage 1: waiting for the nudge (or the kill, without a nudge)
+    NUDGED = "nudged"  # stage 2: nudge sent, waiting for the kill
+    KILLED = "killed"
+
+
+@dataclass(frozen=True)
+class IdlePolicy:
+    nudge_s: float
+    idle_s: float
+
+    @property
+    def enabled(self) -> bool:
+        return self.idle_s > 0
+
+    @property
+    def nudge_enabled(self) -> bool:
+        """0 = no nudge; a nudge at or after the kill is no nudge either (CLI)."""
+        return self.enabled and 0 < self.nudge_s < self.idle_s
+
+    def linger_grace(self, cap_s: float = 30.0) -> float:
+        """30 s, or the nudge timeout if shorter (the idle timeout without a nudge) (SUP-35)."""
+        if self.nudge_enabled:
+            return min(cap_s, self.nudge_s)
+        return min(cap_s, self.idle_s) if self.enabled else cap_s
+
+
+class IdleMonitor:
+    """Any byte returns the machine to stage 1 with a fresh timer."""
+
+    def __init__(self, policy: IdlePolicy, now: float) -> None:
+        self.policy = policy
+        self.last_activity = now
+        self.stage = IdleStage.WATCHING if policy.enabled else IdleStage.OFF
+
+    def activity(self, now: float) -> None:
+        self.last_activity = now
+        if self.stage is IdleStage.NUDGED:
+            self.stage = IdleStage.WATCHING
+
+    def silence(self, now: float) -> float:
+        return max(0.0, now - self.last_activity)
+
+    def due(self) -> float | None:
+        """When `poll` will next return an action; None when nothing is pending."""
+        if self.stage is IdleStage.WATCHING and self.policy.nudge_enabled:
+            return self.last_activity + self.policy.nudge_s
+        if self.stage in (IdleStage.WATCHING, IdleStage.NUDGED):
+            return self.last_activity + self.policy.idle_s
+        return None
+
+    def poll(self, now: float) -> IdleAction:
+        due = self.due()
+        if due is None or now < due:
+            return IdleAction.NONE
+        if self.stage is IdleStage.WATCHING and self.policy.nudge_enabled:
+            self.stage = IdleStage.NUDGED
+            return IdleAction.NUDGE
+        self.stage = IdleStage.KILLED
+        return IdleAction.KILL

@@ -1,0 +1,378 @@
+"""One attempt: launch the agent CLI, watch its output and silence, nudge it, end it, and
+classify what happened (SUP-10..43, ADP-20..39). Nothing here is specific to one CLI."""
+
+from __future__ import annotations
+
+import math
+import select
+import signal
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, tzinfo
+from pathlib import Path
+from typing import Protocol
+
+from aidd import __version__
+from aidd.agents.base import Adapter, AgentContext, NudgeMethod
+from aidd.agents.ratelimit import wake_time
+from aidd.clock import Clock, SystemClock
+from aidd.errors import AgentCliError
+from aidd.events import EventLog
+from aidd.session import proctree
+from aidd.session.idle import IdleAction, IdleMonitor, IdlePolicy
+from aidd.session.outcome import EndCause, Outcome, Reason, SessionOutcome, classify
+from aidd.session.pty import AgentProcess
+from aidd.session.stream import StreamRouter
+from aidd.transcript import Transcript
+
+DRAIN_CAP_S = 10.0  # a descendant that keeps printing after the agent exits cannot stall us
+_KILL_REASONS = {
+    EndCause.IDLE: "idle",
+    EndCause.WALL: "timeout",
+    EndCause.LINGER: "linger",
+    EndCause.SIGNAL: "signal",
+}
+
+
+class InterruptFlag(Protocol):
+    """Set by aidd's signal handler (aidd.signals.Interrupt); a second signal makes it urgent."""
+
+    def is_set(self) -> bool: ...
+
+    @property
+    def name(self) -> str | None: ...
+
+    @property
+    def urgent(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class AttemptRequest:
+    adapter: Adapter
+    binary: str  # path of the CLI found on PATH
+    project_dir: Path
+    prompt: str
+    transcript: Transcript
+    events: EventLog
+    number: int  # the log number NNN
+    model: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)  # aidd's environment; ADP-11 applied
+    prompt_kind: str = ""
+    audit_name: str | None = None
+    timeout_s: float = 3600  # 0 = no wall-clock limit
+    idle_timeout_s: float = 900  # 0 = no idle supervision
+    idle_nudge_s: float = 300  # 0 = no nudge
+    kill_grace_s: float = 5.0
+    nudge_text: str = ""
+    keep_children: bool = False
+    clock: Clock = field(default_factory=SystemClock)
+    interrupt: InterruptFlag | None = None
+    rate_limit_buffer_s: float = 60
+    rate_limit_fallback_s: float = 300
+    drain_quiet_s: float = 1.0
+    linger_cap_s: float = 30.0
+    zone: tzinfo | None = None  # for reset times; None = the clock's local zone
+
+
+def run_attempt(request: AttemptRequest) -> SessionOutcome:
+    """Run the agent once; returns when it and every process it started are gone."""
+    proctree.enable_subreaper()
+    return _Attempt(request).run()
+
+
+def _local_zone(clock: Clock) -> tzinfo:
+    return clock.now().tzinfo or UTC
+
+
+def _secs(value: float) -> str:
+    return f"{value:.1f}s" if value < 1 else f"{value:.0f}s"
+
+
+class _Attempt:
+    def __init__(self, request: AttemptRequest) -> None:
+        self.req = request
+        self.adapter = request.adapter
+        self.clock = request.clock
+        self.zone = request.zone or _local_zone(request.clock)
+        self.parser = self.adapter.new_parser(self.zone)
+        self.router = StreamRouter(request.transcript, self.parser)
+        self.policy = IdlePolicy(request.idle_nudge_s, request.idle_timeout_s)
+        self.started = self.clock.monotonic()
+        self.idle = IdleMonitor(self.policy, self.started)
+        self.wall_at = self.started + request.timeout_s if request.timeout_s > 0 else None
+        self.linger_at: float | None = None
+        self.nudge_outstanding = False
+        self.turns_seen = 0
+        self.nudges = 0
+        self.launches = 0
+        self.exit_status: int | None = None
+        self.env = self.adapter.environment(request.env, AgentContext(
+            request.project_dir, request.number, request.prompt_kind, request.audit_name,
+            __version__))
+        self.scope = proctree.TreeScope()
+        self.proc = self._spawn(self.adapter.argv(request.binary, request.model),
+                                self.adapter.encode_prompt(request.prompt))
+
+    # -- the loop --------------------------------------------------------------------------
+    def run(self) -> SessionOutcome:
+        try:
+            cause = self._supervise()
+        except BaseException:
+            self._abandon()
+            raise
+        finally:
+            self.proc.close()
+        return self._outcome(cause)
+
+    def _supervise(self) -> EndCause:
+        while True:
+            status = self.proc.poll()
+            if status is not None:
+                self.exit_status = status
+                self._drain()
+                self._leftovers()
+                return EndCause.EXITED
+            now = self.clock.monotonic()
+            cause = self._due(now)
+            if cause is not None:
+                self._kill(cause)
+                return cause
+            self._pump(self._timeout(now))
+
+    def _due(self, now: float) -> EndCause | None:
+        interrupt = self.req.interrupt
+        if interrupt is not None and interrupt.is_set():
+            self._say(f"interrupted by {interrupt.name}; killing the agent tree", "WARN")
+            return EndCause.SIGNAL
+        if self.wall_at is not None and now >= self.wall_at:
+            self._say(f"wall-clock limit {_secs(self.req.timeout_s)} reached", "WARN")
+            return EndCause.WALL
+        if self.linger_at is not None and now >= self.linger_at:
+            self._say("agent lingered after its final event", "WARN")
+            return EndCause.LINGER
+        action = self.idle.poll(now)
+        if action is IdleAction.NUDGE and self.linger_at is None:
+            self._nudge(now)
+        elif action is IdleAction.KILL:
+            self._say(f"no output for {_secs(self.idle.silence(now))}; killing the agent tree",
+                      "WARN")
+            return EndCause.IDLE
+        return None
+
+    def _timeout(self, now: float) -> float:
+        deadlines = [d for d in (self.idle.due(), self.wall_at, self.linger_at) if d is not None]
+        cap = 5.0 if self.req.interrupt is None else 0.2  # a signal cannot wake poll(2)
+        if self.proc.pidfd < 0:
+            cap = min(cap, 0.1)  # no pidfd: notice the exit by polling
+        return max(0.0, min([cap, *(d - now for d in deadlines)]))
+
+    def _pump(self, timeout_s: float) -> int:
+        """Wait for output or the agent's exit, at most `timeout_s`; route what arrives."""
+        terminal = self.proc.terminal
+        poller = select.poll()
+        if not terminal.eof:
+            poller.register(terminal.master_fd, select.POLLIN)
+        if self.proc.pidfd >= 0:
+            poller.register(self.proc.pidfd, select.POLLIN)
+        ready = poller.poll(math.ceil(timeout_s * 1000))
+        if terminal.eof or not any(fd == terminal.master_fd for fd, _ in ready):
+            return 0
+        total = 0
+        for _ in range(16):
+            data = terminal.read()
+            if not data:
+                break
+            total += len(data)
+            self._on_output(data)
+        if terminal.eof:
+            self.router.finish()
+        return total
+
+    def _on_output(self, data: bytes) -> None:
+        now = self.clock.monotonic()
+        self.idle.activity(now)
+        if self.linger_at is not None and self.adapter.output_cancels_linger:
+            self.linger_at = None
+        self.router.feed(data)
+        while self.turns_seen < self.parser.signals.turns_ended:
+            self.turns_seen += 1
+            self._turn_ended(now)
+
+    def _turn_ended(self, now: float) -> None:
+        """A terminal event (ADP-39); claude's stdin closes unless a nudge awaits its answer."""
+        if self.adapter.nudge_method is NudgeMethod.STDIN:
+            if self.nudge_outstanding:
+                self.nudge_outstanding = False
+                return
+            self.proc.stdin.close()  # ADP-31: the CLI then exits
+        if self.linger_at is None:
+            self.linger_at = now + self.policy.linger_grace(self.req.linger_cap_s)
+
+    # -- nudges (ADP-30..32) ---------------------------------------------------------------
+    def _nudge(self, now: float) -> None:
+        self.nudges += 1
+        silence = self.idle.silence(now)
+        method = self.adapter.nudge_method
+        if method is NudgeMethod.STDIN:
+            why_not = self._nudge_stdin(silence)
+        else:
+            why_not = self._nudge_relaunch(silence)
+        if why_not is not None:
+            self._say(f"no output for {_secs(silence)}; nudge not delivered: {why_not}", "WARN")
+        self.req.events.emit("nudge", number=self.req.number, silence_s=round(silence, 3),
+                             method=method.value, delivered=why_not is None, why_not=why_not)
+
+    def _nudge_sent(self, silence: float, method: str) -> None:
+        self._say(f"no output for {_secs(silence)}; nudge sent ({method})")
+        for line in self.req.nudge_text.splitlines() or [""]:
+            self._say(f"  nudge: {line}")
+
+    def _nudge_stdin(self, silence: float) -> str | None:
+        if not self.proc.stdin.send(self.adapter.encode_nudge(self.req.nudge_text)):
+            return "stdin is closed"
+        self.nudge_outstanding = True
+        self._nudge_sent(silence, "stdin")
+        return None
+
+    def _nudge_relaunch(self, silence: float) -> str | None:
+        """Interrupt, then resume the same conversation with the nudge as the next message."""
+        signals = self.parser.signals
+        conversation = signals.conversation_id
+        if conversation is None:
+            return "no conversation id yet"
+        self._nudge_sent(silence, "relaunch")
+        saved = (signals.error, signals.rate_limit)
+        old = self.proc
+        old.signal_group(signal.SIGINT)
+        self._wait_exit(self.req.kill_grace_s)
+        self._kill_tree("nudge", only_if_alive=True)
+        self._drain()
+        signals.error, signals.rate_limit = saved  # the interruption is not the agent's error
+        self.turns_seen = signals.turns_ended
+        self.linger_at = None
+        argv = self.adapter.relaunch_argv(self.req.binary, self.req.model, conversation)
+        try:
+            self.proc = self._spawn(argv, self.adapter.encode_nudge(self.req.nudge_text))
+        except AgentCliError as err:
+            return str(err)
+        old.close()
+        return None
+
+    # -- endings ---------------------------------------------------------------------------
+    def _kill(self, cause: EndCause) -> None:
+        self._kill_tree(_KILL_REASONS[cause])
+        self.exit_status = self.proc.poll()
+        self._drain()
+
+    def _kill_tree(self, reason: str, *, only_if_alive: bool = False) -> None:
+        proc = self.proc
+        procs = self.scope.snapshot(proc.pid)
+        if only_if_alive and not procs:
+            return
+        urgent = self._urgent()
+        report = proctree.terminate(
+            procs, root_pid=proc.pid, root_alive=lambda: proc.poll() is None,
+            grace_s=0.0 if urgent else self.req.kill_grace_s, clock=self.clock,
+            pump=self._pump, hurry=self._urgent)
+        self._wait_exit(1.0)
+        names = ", ".join(p.label() for p in report.procs) or "nothing left"
+        suffix = "; SIGKILL needed" if report.escalated else ""
+        self._say(f"killed the agent tree ({reason}): {names}{suffix}", "WARN")
+        self.req.events.emit(
+            "kill", number=self.req.number, reason=reason,
+            pids=[{"pid": p.pid, "name": p.name} for p in report.procs],
+            escalated=report.escalated)
+
+    def _leftovers(self) -> None:
+        """Descendants still running after a normal exit (SUP-42)."""
+        procs = [p for p in self.scope.snapshot(self.proc.pid) if p.pid != self.proc.pid]
+        if not procs:
+            return
+        infos = proctree.describe(procs)
+        named = ", ".join(f"{i.label()} ({i.cmd})" for i in infos)
+        pids = [{"pid": i.pid, "name": i.name, "cmd": i.cmd} for i in infos]
+        if self.req.keep_children:
+            self._say(f"left running by the agent (--keep-children): {named}")
+        else:
+            proctree.terminate(
+                procs, root_pid=self.proc.pid, root_alive=lambda: False,
+                grace_s=0.0 if self._urgent() else self.req.kill_grace_s, clock=self.clock,
+                pump=self._pump, hurry=self._urgent)
+            self._say(f"killed what the agent left running: {named}", "WARN")
+            self._drain()
+        self.req.events.emit("children_reaped", number=self.req.number, pids=pids,
+                             kept=self.req.keep_children)
+
+    def _drain(self) -> None:
+        """After an exit: read until EOF, or until no byte came for `drain_quiet_s` (SUP-14)."""
+        start = self.clock.monotonic()
+        quiet_until = start + self.req.drain_quiet_s
+        while not self.proc.terminal.eof and not self._interrupted():
+            now = self.clock.monotonic()
+            left = min(quiet_until, start + DRAIN_CAP_S) - now
+            if left <= 0:
+                break
+            if self._pump(min(left, 0.25)):
+                quiet_until = self.clock.monotonic() + self.req.drain_quiet_s
+        self.router.finish()
+
+    def _wait_exit(self, limit_s: float) -> None:
+        deadline = self.clock.monotonic() + limit_s
+        while self.proc.poll() is None and self.clock.monotonic() < deadline:
+            self._pump(min(0.05, max(0.0, deadline - self.clock.monotonic())))
+
+    def _abandon(self) -> None:
+        """An unexpected error: kill the tree at once, ignoring further trouble."""
+        try:
+            proc = self.proc
+            proctree.terminate(
+                self.scope.snapshot(proc.pid), root_pid=proc.pid,
+                root_alive=lambda: proc.poll() is None, grace_s=0.0, clock=self.clock,
+                pump=lambda s: None, hurry=lambda: True)
+        except Exception:  # already failing; the original error matters more
+            pass
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _spawn(self, argv: list[str], stdin_data: bytes) -> AgentProcess:
+        try:
+            proc = AgentProcess(argv, self.req.project_dir, self.env)
+        except OSError as err:
+            raise AgentCliError(f"cannot start {argv[0]}: {err.strerror or err}") from err
+        self.launches += 1
+        proc.stdin.send(stdin_data)
+        if self.adapter.nudge_method is not NudgeMethod.STDIN:
+            proc.stdin.close()  # opencode/kilo read stdin to EOF before they start (ADP-21)
+        return proc
+
+    def _urgent(self) -> bool:
+        interrupt = self.req.interrupt
+        return interrupt is not None and interrupt.is_set() and interrupt.urgent
+
+    def _interrupted(self) -> bool:
+        interrupt = self.req.interrupt
+        return interrupt is not None and interrupt.is_set()
+
+    def _say(self, text: str, level: str = "") -> None:
+        self.req.transcript.message(text, level)
+
+    def _outcome(self, cause: EndCause) -> SessionOutcome:
+        signals = self.parser.signals
+        verdict = classify(cause, self.exit_status, signals,
+                           exit1_success=self.adapter.exit1_success)
+        if verdict.reason is Reason.EXIT1_SUCCESS:
+            self._say("exit 1 treated as success")
+        wake = None
+        if verdict.outcome is Outcome.RATE_LIMITED:
+            wake = wake_time(signals.rate_limit, self.clock.now(), self.zone,
+                             self.req.rate_limit_buffer_s, self.req.rate_limit_fallback_s)
+        interrupt = self.req.interrupt
+        return SessionOutcome(
+            result=int(verdict.result), outcome=verdict.outcome, reason=verdict.reason,
+            exit_status=self.exit_status,
+            duration_s=round(self.clock.monotonic() - self.started, 3),
+            bytes_out=self.router.bytes, conversation_id=signals.conversation_id,
+            tokens=signals.tokens.as_dict() if signals.tokens else None,
+            cost_usd=signals.cost_usd, wake=wake,
+            message=signals.error.message if signals.error else None,
+            interrupted_by=interrupt.name if cause is EndCause.SIGNAL and interrupt else None,
+            nudges=self.nudges, launches=self.launches)

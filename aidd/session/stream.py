@@ -1,0 +1,91 @@
+"""Agent bytes to the transcript and the parser, in order (SUP-12, LOG-3, LOG-5, ADP-35).
+
+Every chunk reaches the log at once, partial line included. Each complete line then goes
+to the parser, and its rendered lines follow the raw line, never inside it. Raw JSON lines
+stay out of the console; everything else the agent prints is echoed.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from aidd.agents.base import LineParser
+
+# A line longer than this is not buffered for the parser (it still reaches the log whole).
+MAX_LINE = 8 << 20
+
+
+class Sink(Protocol):
+    def agent(self, data: bytes, *, echo: bool = True) -> None: ...
+
+    def rendered(self, text: str) -> None: ...
+
+
+class StreamRouter:
+    def __init__(self, sink: Sink, parser: LineParser) -> None:
+        self._sink = sink
+        self._parser = parser
+        self._line = bytearray()  # the current line so far
+        self._overflow = False
+        self._hidden = False  # the current line is a raw JSON line (log only)
+        self._at_start = True
+        self._pending: list[bytes] = []  # raw bytes not yet written, all with one echo setting
+        self._pending_hidden = False
+        self.bytes = 0
+
+    def feed(self, chunk: bytes) -> None:
+        self.bytes += len(chunk)
+        start = 0
+        while (newline := chunk.find(b"\n", start)) >= 0:
+            self._raw(chunk[start : newline + 1])
+            self._complete()
+            start = newline + 1
+        if start < len(chunk):
+            self._raw(chunk[start:])
+        self._flush()
+
+    def finish(self) -> None:
+        """End of this stream: a final partial line is parsed too."""
+        self._flush()
+        if not self._at_start:
+            self._complete()
+
+    def _raw(self, segment: bytes) -> None:
+        if self._at_start:
+            self._hidden = segment.startswith(b"{")
+            self._at_start = False
+        if self._pending and self._pending_hidden != self._hidden:
+            self._flush()
+        self._pending.append(segment)
+        self._pending_hidden = self._hidden
+        if self._overflow:
+            return
+        if len(self._line) + len(segment) > MAX_LINE:
+            self._overflow = True
+            self._line.clear()
+        else:
+            self._line += segment
+
+    def _complete(self) -> None:
+        line = bytes(self._line).removesuffix(b"\n").removesuffix(b"\r")
+        self._line.clear()
+        overflow, self._overflow, self._at_start = self._overflow, False, True
+        rendered = [] if overflow else _safe(self._parser, line)
+        if rendered:
+            self._flush()
+            for text in rendered:
+                for part in text.split("\n"):
+                    self._sink.rendered(part)
+
+    def _flush(self) -> None:
+        if self._pending:
+            data = b"".join(self._pending)
+            self._pending.clear()
+            self._sink.agent(data, echo=not self._pending_hidden)
+
+
+def _safe(parser: LineParser, line: bytes) -> list[str]:
+    try:
+        return parser.line(line)
+    except Exception:  # parsers must not raise (ADP-35); if one does, the line stays raw
+        return []

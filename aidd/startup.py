@@ -1,0 +1,157 @@
+"""CLI-20 steps 5-9 for a run: audits, agent binary, project and spec, templates, then the lock.
+
+Nothing is written to the project before `_claim_project` (step 9).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from aidd.agents.base import Adapter
+from aidd.agents.registry import ADAPTERS
+from aidd.agents.version import probe_version, untested_warning
+from aidd.audit import AuditDefinition, all_runnable, resolve_audits
+from aidd.clock import SystemClock
+from aidd.config import Settings
+from aidd.errors import AgentCliError, NotFoundError, UsageError
+from aidd.lock import ProjectLock
+from aidd.project.detect import Origin, detect_origin
+from aidd.project.filters import FeatureFilter
+from aidd.project.paths import ProjectPaths
+from aidd.prompts.render import PromptRenderer
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """Everything a run needs, checked and resolved before anything is written."""
+
+    settings: Settings
+    paths: ProjectPaths
+    feature_filter: FeatureFilter | None
+    adapter: Adapter
+    binary: str
+    cli_version: str
+    audit_queue: tuple[AuditDefinition, ...]
+    post_audits: tuple[AuditDefinition, ...]
+    origin: Origin
+    renderer: PromptRenderer
+    lock: ProjectLock
+    started: datetime
+    warnings: tuple[str, ...] = field(default=())
+
+
+def prepare_run(settings: Settings, paths: ProjectPaths,
+                feature_filter: FeatureFilter | None) -> RunPlan:
+    warnings: list[str] = []
+    audit_queue, post_audits = _audits(settings, paths, warnings)
+    adapter = ADAPTERS[settings.cli]
+    binary = _find_binary(adapter.binary, settings.environ)
+    _check_project_dir(paths.root)
+    origin = detect_origin(paths)
+    _check_spec(settings, paths, origin, audit_run=bool(audit_queue))
+    renderer = _compiled_renderer(settings, paths)
+    if settings.idle_nudge_timeout and settings.idle_timeout and not settings.nudge_enabled:
+        warnings.append("--idle-nudge-timeout is not below --idle-timeout: nudge disabled")
+    cli_version = probe_version(binary, settings.environ)
+    untested = untested_warning(adapter, cli_version)
+    if untested:
+        warnings.append(untested)
+    started = SystemClock().now()
+    lock = _claim_project(paths, started, settings.argv)
+    if lock.reclaimed_pid is not None:
+        warnings.append(f"reclaimed the lock of an aidd that is gone (pid {lock.reclaimed_pid})")
+    return RunPlan(settings, paths, feature_filter, adapter, binary, cli_version, audit_queue,
+                   post_audits, origin, renderer, lock, started, tuple(warnings))
+
+
+def _compiled_renderer(settings: Settings, paths: ProjectPaths) -> PromptRenderer:
+    """PRM-13: every template compiles, and renders once with a sample context, before any
+    agent starts."""
+    from aidd import __version__
+    from aidd.prompts import context as pc
+    from aidd.prompts.select import PromptKind
+
+    renderer = PromptRenderer.for_project(paths)
+    sample = pc.PromptContext(
+        aidd_version=__version__,
+        project=pc.ProjectInfo(str(paths.root), paths.root.name),
+        cli=pc.CliInfo.for_cli(settings.cli),
+        kind=PromptKind.CODING,
+        paths=pc.PromptPaths.from_project(paths),
+        now=pc.TimeInfo.from_datetime(SystemClock().now()),
+        directive=settings.prompt or "",
+    )
+    renderer.compile_all(settings.cli, sample=sample)
+    return renderer
+
+
+def _audits(settings: Settings, paths: ProjectPaths,
+            warnings: list[str]) -> tuple[tuple[AuditDefinition, ...], tuple[AuditDefinition, ...]]:
+    queue: list[AuditDefinition] = []
+    if settings.audit_all:
+        queue = list(all_runnable(paths))
+        if not queue:
+            raise UsageError("--audit-all: no runnable audit definitions found")
+    if settings.audit:
+        queue.extend(resolve_audits(settings.audit, paths))
+    queue = list({a.name: a for a in queue}.values())
+    post: list[AuditDefinition] = []
+    if settings.audit_on_completion:
+        post = list(resolve_audits(settings.audit_on_completion, paths))
+        if queue:
+            warnings.append("--audit-on-completion is ignored in an audit run")
+            post = []
+    return tuple(queue), tuple(post)
+
+
+def _find_binary(name: str, environ: Any) -> str:
+    path = shutil.which(name, path=environ.get("PATH"))
+    if path is None:
+        raise AgentCliError(f"agent binary '{name}' not found on PATH (--cli); install it first")
+    return path
+
+
+def _check_project_dir(root: Path) -> None:
+    if root.exists() and not root.is_dir():
+        raise UsageError(f"--project-dir {root} exists and is not a directory")
+    if root.is_dir():
+        if not os.access(root, os.R_OK | os.W_OK | os.X_OK):
+            raise NotFoundError(f"--project-dir {root} is not readable and writable")
+        return
+    parent = root.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise NotFoundError(f"--project-dir {root} cannot be created ({parent} is not writable)")
+
+
+def _check_spec(settings: Settings, paths: ProjectPaths, origin: Origin, *,
+                audit_run: bool) -> None:
+    spec = settings.spec
+    if spec is not None:
+        if not spec.exists():
+            raise NotFoundError(f"--spec {spec} does not exist")
+        if not spec.is_file():
+            raise NotFoundError(f"--spec {spec} is not a regular file")
+        if not os.access(spec, os.R_OK):
+            raise NotFoundError(f"--spec {spec} is not readable")
+        return
+    if not audit_run and origin is Origin.NEW and not paths.app_spec.is_file():
+        raise UsageError(
+            "--spec is needed: the project is new and has no .automaker/app_spec.txt"
+        )
+
+
+def _claim_project(paths: ProjectPaths, started: datetime, argv: tuple[str, ...]) -> ProjectLock:
+    try:
+        paths.automaker.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise NotFoundError(f"--project-dir {paths.root} cannot be created ({exc})") from None
+    lock = ProjectLock(paths.lock)
+    lock.acquire(started, argv)
+    return lock

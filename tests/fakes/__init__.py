@@ -1,0 +1,1 @@
+"""Test doubles: fake agent CLIs and a fake clock."""

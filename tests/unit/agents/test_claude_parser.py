@@ -1,0 +1,196 @@
+"""claude stream-json: rendering, totals, terminal events, classification (ADP-35..41)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC
+from typing import Any
+
+import pytest
+
+from aidd.agents.base import ErrorKind, Tokens
+from aidd.agents.claude_code import StreamJsonParser
+
+
+def feed(*events: dict[str, Any] | bytes | str) -> tuple[StreamJsonParser, list[str]]:
+    parser = StreamJsonParser(UTC)
+    lines: list[str] = []
+    for event in events:
+        raw = event if isinstance(event, bytes) else (
+            event.encode() if isinstance(event, str) else json.dumps(event).encode())
+        lines += parser.line(raw)
+    return parser, lines
+
+
+INIT = {"type": "system", "subtype": "init", "session_id": "3f2a9c1e-aaaa-bbbb", "model": "opus"}
+
+
+def assistant(*blocks: dict[str, Any], ident: str = "msg_1", usage: dict[str, int] | None = None,
+              **extra: Any) -> dict[str, Any]:
+    message = {"id": ident, "role": "assistant", "content": list(blocks)}
+    if usage is not None:
+        message["usage"] = usage
+    return {"type": "assistant", "message": message, **extra}
+
+
+def result(**fields: Any) -> dict[str, Any]:
+    base = {"type": "result", "subtype": "success", "is_error": False, "duration_ms": 65400,
+            "num_turns": 3, "result": "Finished.", "total_cost_usd": 0.5,
+            "usage": {"input_tokens": 10, "output_tokens": 20, "cache_read_input_tokens": 30}}
+    return {**base, **fields}
+
+
+@pytest.mark.parametrize(
+    ("event", "rendered"),
+    [
+        (INIT, ["start · model opus · conversation 3f2a9c1e…"]),
+        ({"type": "system", "subtype": "api_retry", "attempt": 2, "max_retries": 10,
+          "retry_delay_ms": 1200, "error_status": 529, "error": "overloaded"},
+         ["api retry 2/10 in 1200 ms (status 529, overloaded)"]),
+        (assistant({"type": "text", "text": "Hello\nthere"}),
+         ["assistant: Hello", "  there"]),
+        (assistant({"type": "tool_use", "id": "toolu_0123456789abcdef", "name": "Edit",
+                    "input": {"file_path": "src/app.py", "old_string": "a"}}),
+         ["tool: Edit (toolu_012345…) src/app.py"]),
+        (assistant({"type": "tool_use", "id": "toolu_1", "name": "Bash",
+                    "input": {"command": "npm test\n  --watch=false"}}),
+         ["tool: Bash (toolu_1…) npm test --watch=false"]),
+        (assistant({"type": "tool_use", "id": "t", "name": "TodoWrite",
+                    "input": {"todos": [1, 2]}}),
+         ['tool: TodoWrite (t…) {"todos":[1,2]}']),
+        ({"type": "user", "message": {"content": [
+            {"type": "tool_result", "tool_use_id": "toolu_0123456789abcdef",
+             "content": "x" * 250}]}},
+         [f"result: toolu_012345… {'x' * 200}… (250 chars)"]),
+        ({"type": "user", "message": {"content": [
+            {"type": "tool_result", "tool_use_id": "toolu_9", "is_error": True,
+             "content": [{"type": "text", "text": "No such file"}]}]}},
+         ["result: error toolu_9… No such file"]),
+        ({"type": "rate_limit_event", "rate_limit_info": {"status": "allowed"}}, []),
+        ({"type": "rate_limit_event", "rate_limit_info": {
+            "status": "allowed_warning", "resetsAt": 1773000000, "rateLimitType": "seven_day"}},
+         ["rate limit: allowed_warning seven_day, resets 2026-03-08 20:00 UTC"]),
+        (result(), ["", "done · 1m 5s · 3 turns · $0.5000", "final: Finished."]),
+        (result(duration_ms=4200, num_turns=1), ["", "done · 4.2s · 1 turns · $0.5000",
+                                                 "final: Finished."]),
+        (result(is_error=True, subtype="success", result="API Error: 500 boom",
+                api_error_status=500),
+         ["error: API Error: 500 boom (status 500)"]),
+        ({"type": "stream_event", "event": {}}, []),
+    ],
+)
+def test_rendering(event: dict[str, Any], rendered: list[str]) -> None:
+    assert feed(event)[1] == rendered
+
+
+def test_usage_is_rendered_once_per_message_and_summed() -> None:
+    usage = {"input_tokens": 5, "output_tokens": 7, "cache_read_input_tokens": 100}
+    parser, lines = feed(
+        assistant({"type": "text", "text": "a"}, usage=usage),
+        assistant({"type": "tool_use", "id": "t", "name": "Read", "input": {}}, usage=usage),
+        assistant({"type": "text", "text": "b"}, ident="msg_2",
+                  usage={"input_tokens": 1, "output_tokens": 1}),
+    )
+    assert lines.count("tokens: in 5 · out 7 · cache read 100") == 1
+    assert "tokens: in 1 · out 1" in lines
+    assert parser.signals.tokens == Tokens(input=6, output=8, cache_read=100)
+
+
+def test_result_totals_replace_the_assistant_sums() -> None:
+    parser, _ = feed(assistant({"type": "text", "text": "a"},
+                               usage={"input_tokens": 1, "output_tokens": 1}), result())
+    assert parser.signals.tokens == Tokens(input=10, output=20, cache_read=30)
+    assert parser.signals.cost_usd == 0.5
+    assert (parser.signals.turns_ended, parser.signals.last_turn_ok) == (1, True)
+
+
+def test_conversation_and_assistant_signals() -> None:
+    parser, _ = feed(INIT)
+    assert parser.signals.conversation_id == "3f2a9c1e-aaaa-bbbb"
+    assert parser.signals.model == "opus"
+    assert not parser.signals.assistant_seen
+    feed_more = parser.line(json.dumps(assistant({"type": "text", "text": "hi"})).encode())
+    assert feed_more == ["assistant: hi"]
+    assert parser.signals.assistant_seen
+
+
+@pytest.mark.parametrize(
+    ("events", "kind", "status"),
+    [
+        ([{"type": "rate_limit_event", "rate_limit_info": {
+            "status": "rejected", "resetsAt": 1773000000, "rateLimitType": "five_hour"}}],
+         ErrorKind.RATE_LIMIT, None),
+        ([result(is_error=True, result="You've hit your limit · resets 2am (Europe/Berlin)",
+                 api_error_status=429)], ErrorKind.RATE_LIMIT, 429),
+        ([result(is_error=True, result="Claude AI usage limit reached|1773000000")],
+         ErrorKind.RATE_LIMIT, None),
+        ([result(is_error=True, result="Invalid API key · Please run /login",
+                 api_error_status=401)], ErrorKind.FATAL, 401),
+        ([result(is_error=True, result="Forbidden", api_error_status=403)],
+         ErrorKind.FATAL, 403),
+        ([result(is_error=True, result="Overloaded", api_error_status=529)],
+         ErrorKind.PROVIDER, 529),
+        ([result(is_error=True, result="API Error: Connection error.")],
+         ErrorKind.PROVIDER, None),
+        ([assistant({"type": "text", "text": "You've hit your limit · resets 2pm"},
+                    error="rate_limit")], ErrorKind.RATE_LIMIT, None),
+        ([b"Error: --dangerously-skip-permissions cannot be used with root/sudo privileges"],
+         ErrorKind.FATAL, None),
+        ([b"Error: Claude Code cannot be launched inside another Claude Code session."],
+         ErrorKind.FATAL, None),
+    ],
+)
+def test_classification(events: list[Any], kind: ErrorKind, status: int | None) -> None:
+    parser, _ = feed(*events)
+    assert parser.signals.error is not None
+    assert (parser.signals.error.kind, parser.signals.error.status) == (kind, status)
+
+
+def test_the_reset_hints_are_kept() -> None:
+    parser, _ = feed({"type": "rate_limit_event", "rate_limit_info": {
+        "status": "rejected", "resetsAt": 1773000000}},
+        result(is_error=True, result="You've hit your limit · resets 2am"))
+    info = parser.signals.rate_limit
+    assert info.resets_at == 1773000000
+    assert info.message.startswith("rate limit rejected")
+
+
+def test_an_error_result_without_a_known_cause_is_not_classified() -> None:
+    parser, lines = feed(result(is_error=True, subtype="error_max_turns", result=""))
+    assert parser.signals.error is None
+    assert parser.signals.last_turn_ok is False
+    assert lines == ["error: error_max_turns (status None)"]
+
+
+def test_agent_content_never_classifies() -> None:
+    """AC-33: limit phrases in assistant text, tool input and tool output are just content."""
+    phrases = ("hit your limit", "Provider returned error",
+               "The model returned no assistant messages", '"error":"rate_limit"',
+               "API Error: 500", "Invalid API key")
+    text = " / ".join(phrases)
+    parser, _ = feed(
+        INIT,
+        assistant({"type": "text", "text": text}),
+        assistant({"type": "tool_use", "id": "t", "name": "Write",
+                   "input": {"file_path": "limits.py", "content": text}}),
+        {"type": "user", "message": {"content": [
+            {"type": "tool_result", "tool_use_id": "t", "content": text}]}},
+        b"Error: hit your limit (printed by a tool, after JSON)",
+        result(result=text),
+    )
+    assert parser.signals.error is None
+    assert parser.signals.rate_limit.message == ""
+
+
+def test_broken_lines_pass_through_and_never_raise() -> None:
+    split = (b'{"type":"assistant","message":{"content":[{"type":"text","text":"par'
+             b'{"type":"rate_limit_event","rate_limit_info":{"status":"allowed"}}')
+    parser, lines = feed(split, b'tial"}]}}', b"\xff\xfe", b"[1,2]", b'{"type": 5}',
+                         b'{"type":"assistant","message":"nope"}',
+                         b'{"type":"result","usage":"x","total_cost_usd":"y"}',
+                         b'{"type":"user","message":{"content":"text"}}')
+    assert feed(split)[1] == []
+    assert lines == ["", "done · 0.0s · 0 turns · $0.0000"]  # the odd result event
+    assert parser.signals.json_seen
+    assert parser.signals.error is None
+    assert not parser.signals.assistant_seen

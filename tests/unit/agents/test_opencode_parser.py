@@ -1,0 +1,152 @@
+"""opencode/kilo `run --format json`: rendering, totals, terminal events, classification
+(ADP-35, ADP-37..39, ADP-42)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from aidd.agents.base import ErrorKind, Tokens
+from aidd.agents.opencode import RunJsonParser
+
+SID = "ses_4a1b2c3d4e5f"
+
+
+def event(kind: str, part: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    return {"type": kind, "timestamp": 1, "sessionID": SID, "part": part or {}, **extra}
+
+
+def error(name: str, message: str, status: int | str | None = None,
+          headers: dict[str, str] | None = None) -> dict[str, Any]:
+    data: dict[str, Any] = {"message": message}
+    if status is not None:
+        data["statusCode"] = status
+    if headers is not None:
+        data["responseHeaders"] = headers
+    return {"type": "error", "sessionID": SID, "error": {"name": name, "data": data}}
+
+
+def finish(reason: str = "stop", cost: float = 0.01, **tokens: Any) -> dict[str, Any]:
+    raw = {"input": 100, "output": 20, "reasoning": 3, "cache": {"read": 50, "write": 7}}
+    return event("step_finish", {"type": "step-finish", "reason": reason, "cost": cost,
+                                 "tokens": {**raw, **tokens}})
+
+
+def feed(*items: dict[str, Any] | bytes) -> tuple[RunJsonParser, list[str]]:
+    parser = RunJsonParser()
+    lines: list[str] = []
+    for item in items:
+        lines += parser.line(item if isinstance(item, bytes) else json.dumps(item).encode())
+    return parser, lines
+
+
+@pytest.mark.parametrize(
+    ("item", "rendered"),
+    [
+        (event("step_start", {"type": "step-start"}), []),
+        (event("text", {"type": "text", "text": "Plan:\n1. read"}),
+         ["assistant: Plan:", "  1. read"]),
+        (event("text", {"type": "text", "text": "   "}), []),
+        (event("tool_use", {"tool": "bash", "state": {
+            "status": "completed", "input": {"command": "ls -la"}, "output": "a\nb"}}),
+         ["tool: bash ls -la [completed]", "result: a b"]),
+        (event("tool_use", {"tool": "read", "state": {
+            "status": "running", "input": {"filePath": "/p/x.py"}}}),
+         ["tool: read /p/x.py [running]"]),
+        (event("tool_use", {"tool": "edit", "state": {
+            "status": "error", "input": {"filePath": "x"}, "error": "no match"}}),
+         ["tool: edit x [error]", "result: error: no match"]),
+        (finish(), ["tokens: in 100 · out 20 · reasoning 3 · cache read 50 · cache write 7"]),
+        (finish(input=0, output=0, reasoning=0, cache={"read": 0, "write": 0}), []),
+        (error("APIError", "Internal server error", 500),
+         ["error: APIError: Internal server error (status 500)"]),
+        (error("UnknownError", "boom"), ["error: UnknownError: boom"]),
+        (b"\x1b[91m\x1b[1mError: \x1b[0mModel not found", []),
+        (b"opencode v1.18 banner", []),
+    ],
+)
+def test_rendering(item: dict[str, Any] | bytes, rendered: list[str]) -> None:
+    assert feed(item)[1] == rendered
+
+
+def test_totals_sum_every_step() -> None:
+    parser, _ = feed(finish("tool-calls", cost=0.01), finish("stop", cost=0.02))
+    assert parser.signals.tokens == Tokens(200, 40, 6, 100, 14)
+    assert parser.signals.cost_usd == pytest.approx(0.03)
+
+
+def test_terminal_events() -> None:
+    parser, _ = feed(finish("tool-calls"))
+    assert parser.signals.turns_ended == 0
+    parser, _ = feed(finish("tool-calls"), finish("stop"))
+    assert (parser.signals.turns_ended, parser.signals.last_turn_ok) == (1, True)
+    parser, _ = feed(error("APIError", "x", 500))
+    assert (parser.signals.turns_ended, parser.signals.last_turn_ok) == (1, False)
+
+
+def test_signals_of_a_normal_run() -> None:
+    parser, _ = feed(event("step_start"), event("text", {"type": "text", "text": "hi"}))
+    assert parser.signals.conversation_id == SID
+    assert parser.signals.assistant_seen
+    assert parser.signals.error is None
+    tool_only = feed(event("tool_use", {"tool": "bash", "state": {"status": "completed"}}))[0]
+    assert tool_only.signals.assistant_seen
+
+
+@pytest.mark.parametrize(
+    ("item", "kind", "status"),
+    [
+        (error("APIError", "Too Many Requests", 429, {"retry-after": "30"}),
+         ErrorKind.RATE_LIMIT, 429),
+        (error("APIError", "Rate limit exceeded for model"), ErrorKind.RATE_LIMIT, None),
+        (error("ProviderError", "Usage limit reached, resets 2am"), ErrorKind.RATE_LIMIT, None),
+        (error("APIError", "Unauthorized", "401"), ErrorKind.FATAL, 401),
+        (error("ProviderAuthError", "missing credentials"), ErrorKind.FATAL, None),
+        (error("APIError", "forbidden", 403), ErrorKind.FATAL, 403),
+        (error("UnknownError", "The model returned no assistant message"),
+         ErrorKind.NO_ASSISTANT, None),
+        (error("APIError", "Internal server error", 500), ErrorKind.PROVIDER, 500),
+        (error("APIError", "Provider returned error"), ErrorKind.PROVIDER, None),
+        (error("APIError", "Cannot connect to API: ECONNREFUSED"), ErrorKind.PROVIDER, None),
+        (b"Error: Too many requests", ErrorKind.RATE_LIMIT, None),
+        (b"\x1b[91mError: \x1b[0mSomething exploded", ErrorKind.PROVIDER, None),
+    ],
+)
+def test_classification(item: dict[str, Any] | bytes, kind: ErrorKind,
+                        status: int | None) -> None:
+    parser, _ = feed(item)
+    assert parser.signals.error is not None
+    assert (parser.signals.error.kind, parser.signals.error.status) == (kind, status)
+
+
+def test_reset_headers_are_read_case_insensitively() -> None:
+    parser, _ = feed(error("APIError", "slow down", 429,
+                           {"Retry-After": "30", "Retry-After-Ms": "30000"}))
+    info = parser.signals.rate_limit
+    assert (info.retry_after, info.retry_after_ms, info.message) == ("30", "30000", "slow down")
+
+
+def test_agent_content_never_classifies() -> None:
+    """AC-33: phrases in text and tool output are content, not signals."""
+    text = ('hit your limit; Provider returned error; The model returned no assistant '
+            'messages; "error":"rate_limit"; Error: 429')
+    parser, _ = feed(
+        event("text", {"type": "text", "text": text}),
+        event("tool_use", {"tool": "write", "state": {
+            "status": "completed", "input": {"filePath": "rl.py", "content": text},
+            "output": text}}),
+        finish(),
+    )
+    assert parser.signals.error is None
+
+
+def test_garbage_never_raises() -> None:
+    parser, lines = feed(b'{"type":"text","part":"str"}', b'{"type":"step_finish","part":'
+                         b'{"tokens":"x","cost":"y"}}', b'{"type":"error","error":7}',
+                         b'{"type":"tool_use","part":{"state":[]}}', b"\xff{", b"[]", b"{")
+    assert parser.signals.json_seen
+    assert parser.signals.error is not None  # the malformed error event is still an error
+    assert parser.signals.error.kind is ErrorKind.PROVIDER
+    assert "error: Error:" in lines

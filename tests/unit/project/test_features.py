@@ -1,0 +1,220 @@
+"""Loading every features/**/feature.json, each on its own (FEA-10, FEA-21, AC-65)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aidd.project import featurescan
+from aidd.project.featurerules import FeatureStatus
+from aidd.project.features import duplicate_ids, load_features, load_file, to_feature
+from aidd.project.paths import ProjectPaths
+
+
+def write(paths: ProjectPaths, rel: str, data: Any) -> Path:
+    target = paths.features / rel / "feature.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+    return target
+
+
+def valid(fid: str, **extra: Any) -> dict[str, Any]:
+    return {"id": fid, "category": "Core", "description": "d", "title": None, **extra}
+
+
+def test_missing_features_dir_gives_nothing(tmp_path: Path) -> None:
+    assert load_features(ProjectPaths(tmp_path)) == []
+
+
+def test_finds_files_at_any_depth_sorted(tmp_path: Path) -> None:
+    paths = ProjectPaths(tmp_path)
+    write(paths, "b", valid("feature-2-b"))
+    write(paths, "a/nested/deeper", valid("feature-1-a"))
+    write(paths, "c", valid("feature-3-c"))
+    (paths.features / "c" / "notes.json").write_text("{}")
+    (paths.features / "feature.json").mkdir()  # a directory with that name is no file
+    files = load_features(paths)
+    assert [f.dir_name for f in files] == ["deeper", "b", "c"]
+    assert all(f.is_valid for f in files)
+    assert files[0].path == paths.features / "a/nested/deeper/feature.json"
+
+
+def test_one_malformed_file_among_ten(tmp_path: Path) -> None:
+    """AC-65: the malformed one is the only invalid file; later ids still resolve."""
+    paths = ProjectPaths(tmp_path)
+    for i in range(10):
+        deps = [f"feature-{i + 1}-f"] if i < 9 else ["feature-0-f"]
+        write(paths, f"f{i:02d} with spaces", valid(f"feature-{i}-f", dependencies=deps))
+    write(paths, "f05 bad", '{"id": "feature-99-bad",\n  "category": }')
+    files = load_features(paths)
+    assert len(files) == 11
+    invalid = [f for f in files if not f.is_valid]
+    assert [f.dir_name for f in invalid] == ["f05 bad"]
+    assert invalid[0].parse_error == "invalid JSON: Expecting value (line 2, column 15)"
+    assert invalid[0].messages() == (invalid[0].parse_error,)
+
+
+def test_parse_errors_never_crash(tmp_path: Path) -> None:
+    paths = ProjectPaths(tmp_path)
+    write(paths, "utf16", "x")
+    (paths.features / "utf16" / "feature.json").write_bytes(b"\xff\xfe\x00\xd8")
+    write(paths, "deep", "[" * 100_000 + "]" * 100_000)
+    write(paths, "empty", "")
+    write(paths, "latin", "x")
+    (paths.features / "latin" / "feature.json").write_bytes(b'{"id": "caf\xe9"}')
+    files = load_features(paths)
+    assert len(files) == 4
+    assert all(f.parse_error and f.parse_error.startswith("invalid JSON") for f in files)
+    assert all(f.feature is None and f.data is None for f in files)
+
+
+def test_large_file_is_read_whole(tmp_path: Path) -> None:
+    paths = ProjectPaths(tmp_path)
+    write(paths, "big", valid("feature-1-big", description="x" * 300_000))
+    (file,) = load_features(paths)
+    assert file.is_valid
+    assert file.feature is not None
+    assert len(file.feature.description) == 300_000
+
+
+def test_unknown_keys_are_kept(tmp_path: Path) -> None:
+    paths = ProjectPaths(tmp_path)
+    data = valid("feature-1-a", affectedFiles=["x.py"], steps=["s"], passes=True)
+    write(paths, "a", data)
+    (file,) = load_features(paths)
+    assert file.feature is not None
+    assert file.feature.extra == {"affectedFiles": ["x.py"], "steps": ["s"]}
+    assert file.feature.to_json() == data
+    assert list(file.feature.to_json()) == list(data)
+
+
+def test_to_feature_structural_check() -> None:
+    f = to_feature(valid("x", status="in_progress", passes=True, priority=2))
+    assert f is not None
+    assert (f.status, f.passes, f.priority) == (FeatureStatus.IN_PROGRESS, True, 2)
+    assert to_feature(valid("x", status="")) is not None
+    assert to_feature(valid("x", passes="true")).passes is False  # type: ignore[union-attr]
+    assert to_feature(valid("x", priority=True)).priority is None  # type: ignore[union-attr]
+    assert to_feature(valid("x", status="done")) is None
+    assert to_feature(valid("x", status=1)) is None
+    assert to_feature(valid("")) is None
+    assert to_feature({"id": "x", "category": "c"}) is None
+    assert to_feature([]) is None
+
+
+def test_waiting_approval_is_seen_even_in_a_broken_file(tmp_path: Path) -> None:
+    paths = ProjectPaths(tmp_path)
+    write(paths, "a", '{"status": "waiting_approval", "id": ')
+    write(paths, "b", {"status": "waiting_approval"})
+    write(paths, "c", '{"status": "backlog", ')
+    a, b, c = load_features(paths)
+    assert a.waiting_approval
+    assert a.parse_error
+    assert b.waiting_approval
+    assert b.feature is None
+    assert not c.waiting_approval
+
+
+def test_symlinks_outside_the_project_are_not_followed(tmp_path: Path) -> None:
+    project, outside = tmp_path / "p", tmp_path / "outside"
+    paths = ProjectPaths(project)
+    write(paths, "inside", valid("feature-1-in"))
+    (outside / "ext").mkdir(parents=True)
+    (outside / "ext" / "feature.json").write_text(json.dumps(valid("feature-2-out")))
+    (paths.features / "linkdir").symlink_to(outside / "ext")
+    (paths.features / "lf").mkdir()
+    (paths.features / "lf" / "feature.json").symlink_to(outside / "ext" / "feature.json")
+    assert [f.dir_name for f in load_features(paths)] == ["inside"]
+
+
+def test_symlinked_directories_are_not_walked(tmp_path: Path) -> None:
+    paths = ProjectPaths(tmp_path)
+    write(paths, "real", valid("feature-1-real"))
+    shared = tmp_path / "shared" / "s1"
+    shared.mkdir(parents=True)
+    (shared / "feature.json").write_text(json.dumps(valid("feature-2-shared")))
+    (paths.features / "alias").symlink_to(paths.features / "real")
+    (paths.features / "ext").symlink_to(tmp_path / "shared")
+    (paths.features / "real" / "loop").symlink_to(paths.features)
+    assert [f.dir_name for f in load_features(paths)] == ["real"]
+
+
+def test_symlinked_file_inside_the_project_is_read(tmp_path: Path) -> None:
+    paths = ProjectPaths(tmp_path)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "f.json").write_text(json.dumps(valid("feature-1-linked")))
+    (paths.features / "linked").mkdir(parents=True)
+    (paths.features / "linked" / "feature.json").symlink_to(tmp_path / "docs" / "f.json")
+    (paths.features / "dangling").mkdir()
+    (paths.features / "dangling" / "feature.json").symlink_to(tmp_path / "nowhere.json")
+    (paths.features / "todir").mkdir()
+    (paths.features / "todir" / "feature.json").symlink_to(tmp_path / "docs")
+    (file,) = load_features(paths)
+    assert file.feature is not None
+    assert file.feature.id == "feature-1-linked"
+
+
+def test_odd_entries_are_skipped(tmp_path: Path) -> None:
+    paths = ProjectPaths(tmp_path)
+    write(paths, "ok", valid("feature-1-ok"))
+    (paths.features / "empty leaf").mkdir()
+    (paths.features / "fifo").mkdir()
+    os.mkfifo(paths.features / "fifo" / "feature.json")  # must not block the reader
+    (paths.features / "dir" / "feature.json").mkdir(parents=True)
+    (paths.features / "notes.txt").write_text("x")
+    assert [f.dir_name for f in load_features(paths)] == ["ok"]
+
+
+def test_features_dir_linked_out_of_the_project(tmp_path: Path) -> None:
+    project, outside = tmp_path / "p", tmp_path / "o"
+    write(ProjectPaths(outside), "a", valid("feature-1-a"))
+    (project / ".automaker").mkdir(parents=True)
+    (project / ".automaker" / "features").symlink_to(outside / ".automaker" / "features")
+    assert load_features(ProjectPaths(project)) == []
+
+
+def test_validate_flag(tmp_path: Path) -> None:
+    paths = ProjectPaths(tmp_path)
+    write(paths, "a", valid("feature-1-a", dependencies=["feature-9-x"]))
+    (checked,) = load_features(paths)
+    (raw,) = load_features(paths, validate=False)
+    assert checked.errors == ('dependencies: unknown feature id "feature-9-x"',)
+    assert raw.errors == ()
+
+
+def test_findings_and_duplicates(tmp_path: Path) -> None:
+    paths = ProjectPaths(tmp_path)
+    write(paths, "audit-sec-1-a", valid("feature-1-a"))
+    write(paths, "b", valid("feature-1-a"))
+    write(paths, "c", valid("feature-2-c"))
+    files = load_features(paths)
+    assert [f.is_finding for f in files] == [True, False, False]
+    dupes = duplicate_ids(files)
+    assert list(dupes) == ["feature-1-a"]
+    assert [f.dir_name for f in dupes["feature-1-a"]] == ["audit-sec-1-a", "b"]
+
+
+def test_unreadable_file_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert load_file(str(tmp_path / "gone" / "feature.json"), str(tmp_path)) is None
+    paths = ProjectPaths(tmp_path)
+    write(paths, "locked", valid("feature-1-a"))
+
+    def refuse(fd: int) -> bytes:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(featurescan, "_read_regular", refuse)
+    (file,) = load_features(paths)
+    assert file.parse_error == "cannot read: Permission denied"
+    assert file.dir_name == "locked"
+
+
+def test_nested_features_below_a_feature_dir(tmp_path: Path) -> None:
+    paths = ProjectPaths(tmp_path)
+    write(paths, "parent", valid("feature-1-parent"))
+    write(paths, "parent/child", valid("feature-2-child"))
+    write(paths, "group/sub/leaf", valid("feature-3-leaf"))
+    assert [f.dir_name for f in load_features(paths)] == ["leaf", "child", "parent"]

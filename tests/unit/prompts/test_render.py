@@ -1,0 +1,296 @@
+"""Rendering: every shipped template under StrictUndefined, filters, overrides, errors."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from jinja2 import meta, nodes
+
+from aidd import audit
+from aidd.errors import TemplateError
+from aidd.project.paths import ProjectPaths
+from aidd.prompts import FilterInfo, InvalidFinding, PromptContext, PromptKind, PromptRenderer
+from aidd.resources import data_dir
+from tests.unit.prompts.conftest import ALL_FILTERS, CLIS, NOW, make_context
+
+VARIANTS = ("plain", "filters", "remediation", "completion_review")
+REQUIRED_MODULES = (
+    "hard-constraints",
+    "assistant-rules-loading",
+    "project-overrides",
+    "error-handling-patterns",
+    "wrap-up",
+)
+# PRM-20: the only variables a template may use, with their fields.
+ALLOWED = {
+    "aidd": {"version"},
+    "project": {"dir", "name"},
+    "cli": {"name", "display_name"},
+    "kind": set(),
+    "iteration": {"number", "index", "max"},
+    "phase": {"name", "cycle"},
+    "paths": {
+        "spec",
+        "features",
+        "changelog",
+        "todo",
+        "project_structure",
+        "project_md",
+        "audit_reports",
+    },
+    "filters": {"active", "milestone", "feature", "field"},
+    "directive": set(),
+    "completion_review": set(),
+    "remediation": set(),
+    "audit": {
+        "name",
+        "kebab",
+        "title",
+        "category",
+        "body",
+        "references",
+        "report_path",
+        "finding_prefix",
+        "invalid_findings",
+    },
+    "severity": set(),
+    "now": {"iso", "unix", "date"},
+    "nudge": {"silence"},
+}
+
+
+def _context(project: ProjectPaths, kind: PromptKind, cli: str, variant: str) -> PromptContext:
+    ctx = make_context(project, kind, cli, directive="Ship the cart page.")
+    if kind is PromptKind.AUDIT:
+        definition = audit.load_audit("SECURITY", project)
+        invalid = (InvalidFinding(".automaker/features/audit-security-1-x/feature.json", ("id",)),)
+        ctx = replace(
+            ctx,
+            audit=audit.audit_info(definition, project, NOW, invalid),
+            severity=audit.severity_reference(project),
+        )
+    if variant == "filters":
+        ctx = replace(ctx, filters=ALL_FILTERS)
+    return replace(
+        ctx,
+        remediation=variant == "remediation",
+        completion_review=variant == "completion_review",
+    )
+
+
+@pytest.mark.parametrize(
+    ("kind", "cli", "variant"), list(itertools.product(PromptKind, CLIS, VARIANTS))
+)
+def test_every_kind_renders_strictly(
+    project: ProjectPaths, kind: PromptKind, cli: str, variant: str
+) -> None:
+    renderer = PromptRenderer.for_project(project)
+    ctx = _context(project, kind, cli, variant)
+    text = renderer.render_prompt(ctx)
+    # the CLI partial and the hard constraints are inlined (PRM-10, PRM-11, AC-23)
+    assert renderer.render(f"_cli/{cli}.md", ctx).strip() in text
+    for module in REQUIRED_MODULES:
+        assert renderer.render(f"_common/{module}.md", ctx).strip() in text
+    assert "{{" not in text
+    assert "{%" not in text
+    assert "\n\n\n" not in text
+    assert text.endswith("\n")
+
+
+@pytest.mark.parametrize("kind", list(PromptKind))
+def test_filter_preamble_only_for_filtered_kinds(project: ProjectPaths, kind: PromptKind) -> None:
+    renderer = PromptRenderer.for_project(project)
+    text = renderer.render_prompt(_context(project, kind, "opencode", "filters"))
+    if kind.takes_filter_preamble:
+        assert text.startswith('## Scope: milestone "mvp"')
+        milestone = text.index("## Scope: milestone")
+        feature = text.index("## Scope: one feature")
+        field = text.index("## Scope: features with `category`")
+        assert milestone < feature < field < text.index("## Running unattended")
+        assert "`.automaker/features/feature-1-login/`" in text
+        assert "--feature cart" in text
+    else:
+        assert "## Scope:" not in text
+        assert text.startswith("## Running unattended in OpenCode")
+
+
+def test_each_filter_section_alone(project: ProjectPaths) -> None:
+    renderer = PromptRenderer.for_project(project)
+    base = make_context(project, PromptKind.CODING)
+    only_field = replace(base, filters=FilterInfo(field=ALL_FILTERS.field))
+    text = renderer.render_prompt(only_field)
+    assert text.startswith("## Scope: features with `category`")
+    assert "## Scope: milestone" not in text
+    assert "## Scope: one feature" not in text
+    assert not renderer.render_prompt(base).startswith("## Scope")
+
+
+def test_directive_reaches_the_agent_verbatim(project: ProjectPaths) -> None:
+    directive = "Use {{ x }} and {% if y %}z{% endif %} with $HOME, `rm -rf build` and \\n.\nLine 2"
+    ctx = make_context(project, PromptKind.DIRECTIVE, directive=directive)
+    text = PromptRenderer.for_project(project).render_prompt(ctx)
+    assert f"<directive>\n{directive}\n</directive>" in text
+
+
+def test_remediation_and_review_branches_differ(project: ProjectPaths) -> None:
+    renderer = PromptRenderer.for_project(project)
+    coding = make_context(project, PromptKind.CODING)
+    assert "# Fix the audit findings" in renderer.render_prompt(replace(coding, remediation=True))
+    assert "# Implement the next feature" in renderer.render_prompt(coding)
+    todo = make_context(project, PromptKind.TODO)
+    assert "# Completion review" in renderer.render_prompt(replace(todo, completion_review=True))
+    assert "# Work through the TODO list" in renderer.render_prompt(todo)
+
+
+def test_nudge_names_the_silence(project: ProjectPaths) -> None:
+    ctx = make_context(project, PromptKind.CODING).with_nudge(300)
+    text = PromptRenderer.for_project(project).render_nudge(ctx)
+    assert "300 seconds" in text
+    assert "- [!]" in text
+    assert ".automaker/todo.md" in text
+
+
+@pytest.mark.parametrize("cli", CLIS)
+def test_compile_all_covers_the_shipped_set(project: ProjectPaths, cli: str) -> None:
+    renderer = PromptRenderer.for_project(project)
+    compiled = renderer.compile_all(cli, sample=make_context(project, PromptKind.CODING, cli))
+    assert {k.template for k in PromptKind} <= set(compiled)
+    assert f"_cli/{cli}.md" in compiled
+    assert "_common/wrap-up.md" in compiled
+    assert "builtin/coding.md" in compiled  # in-progress extends it
+
+
+def _templates() -> list[str]:
+    root = data_dir("prompts")
+    return sorted(
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*.md")
+        if p.relative_to(root).parts[0] != "audits"
+    )
+
+
+@pytest.mark.parametrize("name", _templates())
+def test_templates_use_only_prm20_variables(name: str) -> None:
+    renderer = PromptRenderer()
+    source = (data_dir("prompts") / name).read_text()
+    tree = renderer.env.parse(source)
+    assert meta.find_undeclared_variables(tree) <= set(ALLOWED)
+    for node in tree.find_all(nodes.Getattr):
+        if isinstance(node.node, nodes.Name) and node.node.name in ALLOWED:
+            assert node.attr in ALLOWED[node.node.name], f"{node.node.name}.{node.attr}"
+
+
+def test_context_provides_exactly_prm20(project: ProjectPaths) -> None:
+    data = make_context(project, PromptKind.CODING).to_dict()
+    assert set(data) == set(ALLOWED)
+    for key, fields in ALLOWED.items():
+        if fields:
+            assert set(data[key]) == fields, key
+
+
+# -- overrides (PRM-12, AC-24) -----------------------------------------------------------------
+
+
+def _override(project: ProjectPaths, name: str, text: str) -> Path:
+    path = project.prompt_overrides / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_override_can_include_the_builtin(project: ProjectPaths) -> None:
+    _override(project, "coding.md", '{% include "builtin/coding.md" %}\nALSO: keep it small.\n')
+    renderer = PromptRenderer.for_project(project)
+    ctx = make_context(project, PromptKind.CODING)
+    text = renderer.render_prompt(ctx)
+    assert renderer.render("builtin/coding.md", ctx) in text
+    assert text.endswith("ALSO: keep it small.\n")
+    assert renderer.overridden_files() == (".automaker/prompts/coding.md",)
+
+
+def test_override_of_a_module_reaches_every_kind(project: ProjectPaths) -> None:
+    _override(project, "_common/hard-constraints.md", "## House rules\n\nNo Fridays.\n")
+    renderer = PromptRenderer.for_project(project)
+    for kind in PromptKind:
+        text = renderer.render_prompt(make_context(project, kind))
+        assert "No Fridays." in text
+        assert "## Hard constraints" not in text
+
+
+def test_override_can_extend_the_builtin_and_replace_a_block(project: ProjectPaths) -> None:
+    _override(
+        project,
+        "coding.md",
+        '{% extends "builtin/coding.md" %}{% block heading %}# Our own heading\n{% endblock %}',
+    )
+    text = PromptRenderer.for_project(project).render_prompt(
+        make_context(project, PromptKind.CODING)
+    )
+    assert "# Our own heading" in text
+    assert "# Implement the next feature" not in text
+    assert "## Finishing the iteration" in text
+
+
+def test_new_audits_are_listed_as_overrides(project: ProjectPaths) -> None:
+    _override(project, "audits/CUSTOM.md", "---\ntitle: c\n---\n")
+    renderer = PromptRenderer.for_project(project)
+    assert renderer.overridden_files() == (".automaker/prompts/audits/CUSTOM.md",)
+    renderer.compile_all("opencode")  # audit definitions are data, never compiled
+
+
+def test_undefined_variable_names_file_line_and_variable(project: ProjectPaths) -> None:
+    _override(project, "coding.md", "first line\n{{ audit.nme }}\n")
+    renderer = PromptRenderer.for_project(project)
+    renderer.compile_all("claude-code")  # syntax is fine
+    with pytest.raises(TemplateError) as err:
+        renderer.render_prompt(make_context(project, PromptKind.CODING))
+    assert "'audit.nme' is undefined" in err.value.message
+    assert ".automaker/prompts/coding.md:2" in err.value.message
+    assert err.value.exit_code == 1
+
+
+def test_sample_render_catches_undefined_variables_at_startup(project: ProjectPaths) -> None:
+    _override(project, "_common/wrap-up.md", "Done.\n{{ bogus }}\n")
+    renderer = PromptRenderer.for_project(project)
+    with pytest.raises(TemplateError, match=r"'bogus' is undefined.*_common/wrap-up\.md:2"):
+        renderer.compile_all("opencode", sample=make_context(project, PromptKind.TODO))
+
+
+def test_syntax_error_names_file_and_line(project: ProjectPaths) -> None:
+    _override(project, "_common/wrap-up.md", "fine\nstill fine\n{% if %}\n")
+    with pytest.raises(
+        TemplateError, match=r"syntax error.*\.automaker/prompts/_common/wrap-up\.md:3"
+    ):
+        PromptRenderer.for_project(project).compile_all("opencode")
+
+
+def test_missing_include_is_found_at_compile_time(project: ProjectPaths) -> None:
+    _override(project, "todo.md", 'x\n{% include "_common/nope.md" %}\n')
+    with pytest.raises(
+        TemplateError, match=r"not found: _common/nope\.md, \.automaker/prompts/todo\.md:2"
+    ):
+        PromptRenderer.for_project(project).compile_all("opencode")
+
+
+def test_self_include_is_an_error_not_a_crash(project: ProjectPaths) -> None:
+    _override(project, "coding.md", '{% include "coding.md" %}\n')
+    with pytest.raises(TemplateError, match="endlessly"):
+        PromptRenderer.for_project(project).render_prompt(make_context(project, PromptKind.CODING))
+
+
+def test_names_outside_the_tree_are_refused(project: ProjectPaths) -> None:
+    renderer = PromptRenderer.for_project(project)
+    with pytest.raises(TemplateError, match="not found"):
+        renderer.render("../secrets.md", make_context(project, PromptKind.CODING))
+
+
+def test_builtin_error_is_reported_as_builtin(tmp_path: Path, project: ProjectPaths) -> None:
+    builtin = tmp_path / "shipped"
+    (builtin / "_cli").mkdir(parents=True)
+    (builtin / "coding.md").write_text("ok\n{{ nudge.loud }}\n")
+    renderer = PromptRenderer.for_project(project, builtin=builtin)
+    with pytest.raises(TemplateError, match=r"'nudge.loud' is undefined, builtin/coding\.md:2"):
+        renderer.render_prompt(make_context(project, PromptKind.CODING))

@@ -1,0 +1,114 @@
+"""Raw bytes, parsed lines and rendered lines in the right order (SUP-12, LOG-3, ADP-35)."""
+
+from __future__ import annotations
+
+import io
+from datetime import datetime
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from aidd.agents.base import Signals
+from aidd.console import Console
+from aidd.session.stream import StreamRouter
+from aidd.transcript import Transcript
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, object]] = []
+
+    def agent(self, data: bytes, *, echo: bool = True) -> None:
+        self.calls.append(("raw", (data, echo)))
+
+    def rendered(self, text: str) -> None:
+        self.calls.append(("rendered", text))
+
+
+class EchoParser:
+    """Renders `{...}` lines as `seen <n>`; records every line it gets."""
+
+    def __init__(self) -> None:
+        self.signals = Signals()
+        self.lines: list[bytes] = []
+
+    def line(self, raw: bytes) -> list[str]:
+        self.lines.append(raw)
+        return [f"seen {len(raw)}"] if raw.startswith(b"{") else []
+
+
+class Exploding(EchoParser):
+    def line(self, raw: bytes) -> list[str]:
+        raise ValueError("bug")
+
+
+def test_rendered_lines_follow_their_raw_line_and_partials_wait() -> None:
+    sink, parser = Recorder(), EchoParser()
+    router = StreamRouter(sink, parser)
+    router.feed(b'banner\n{"a"')
+    router.feed(b':1}\ntail')
+    router.finish()
+    assert sink.calls == [
+        ("raw", (b"banner\n", True)),
+        ("raw", (b'{"a"', False)),
+        ("raw", (b":1}\n", False)),
+        ("rendered", "seen 7"),
+        ("raw", (b"tail", True)),
+    ]
+    assert parser.lines == [b"banner", b'{"a":1}', b"tail"]
+    assert router.bytes == len(b'banner\n{"a":1}\ntail')
+
+
+def test_consecutive_unrendered_lines_are_written_together() -> None:
+    sink = Recorder()
+    StreamRouter(sink, EchoParser()).feed(b"a\nb\nc\n")
+    assert sink.calls == [("raw", (b"a\nb\nc\n", True))]
+
+
+def test_a_raising_parser_leaves_the_raw_line() -> None:
+    sink = Recorder()
+    router = StreamRouter(sink, Exploding())
+    router.feed(b'{"x":1}\nplain\n')
+    assert sink.calls == [("raw", (b'{"x":1}\n', False)), ("raw", (b"plain\n", True))]
+
+
+def test_multi_line_rendered_text_becomes_several_rendered_lines() -> None:
+    class TwoLines(EchoParser):
+        def line(self, raw: bytes) -> list[str]:
+            return ["one\ntwo"]
+
+    sink = Recorder()
+    StreamRouter(sink, TwoLines()).feed(b"x\n")
+    assert sink.calls[1:] == [("rendered", "one"), ("rendered", "two")]
+
+
+@given(st.lists(st.binary(max_size=40), max_size=20))
+def test_the_log_holds_every_byte_in_order(chunks: list[bytes]) -> None:
+    sink = Recorder()
+    router = StreamRouter(sink, EchoParser())
+    for chunk in chunks:
+        router.feed(chunk)
+    router.finish()
+    raw = b"".join(data for kind, (data, _) in  # type: ignore[misc]
+                   (c for c in sink.calls if c[0] == "raw"))
+    assert raw == b"".join(chunks)
+
+
+def test_with_a_real_transcript_the_log_strips_back_to_the_agent_bytes(tmp_path: Path) -> None:
+    console = io.BytesIO()
+    transcript = Transcript(tmp_path / "x.log", Console(console),
+                            lambda: datetime.now().astimezone())
+    router = StreamRouter(transcript, EchoParser())
+    agent = b'{"k": 1}\nplain \xff\xfe line\n{"partial'
+    for i in range(0, len(agent), 5):
+        router.feed(agent[i : i + 5])
+    router.finish()
+    transcript.close()
+    log = (tmp_path / "x.log").read_bytes()
+    assert log.startswith(b'{"k": 1}\n' + "» seen 8\n".encode())
+    kept = b"".join(line for line in log.splitlines(keepends=True)
+                    if not line.startswith("» ".encode()))
+    assert kept == agent + b"\n"  # LOG-3: the newline aidd adds before the rendered line
+    assert b'{"k"' not in console.getvalue()
+    assert b"plain \xff\xfe line\n" in console.getvalue()

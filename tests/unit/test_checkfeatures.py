@@ -1,0 +1,117 @@
+"""`--check-features` output and exit codes (FEA-20, FEA-21, AC-63..65)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aidd.checkfeatures import ALL_VALID, NONE_FOUND, check_features
+from aidd.errors import ExitCode, NotFoundError
+from aidd.project.paths import ProjectPaths
+
+
+def write(paths: ProjectPaths, rel: str, data: Any) -> None:
+    target = paths.features / rel / "feature.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+
+
+def feat(fid: str, **extra: Any) -> dict[str, Any]:
+    return {"id": fid, "category": "Core", "description": "d", "title": None, **extra}
+
+
+@pytest.fixture
+def paths(tmp_path: Path) -> ProjectPaths:
+    p = ProjectPaths(tmp_path / "my project")
+    p.features.mkdir(parents=True)
+    return p
+
+
+def test_missing_features_dir_raises_not_found(tmp_path: Path) -> None:
+    with pytest.raises(NotFoundError) as info:
+        check_features(ProjectPaths(tmp_path))
+    assert info.value.exit_code is ExitCode.NOT_FOUND
+
+
+def test_empty(paths: ProjectPaths) -> None:
+    text, code = check_features(paths)
+    assert code is ExitCode.SUCCESS
+    assert text.splitlines() == [
+        f"Feature validation: {paths.root}",
+        "Total files: 0",
+        "Valid: 0",
+        "Invalid: 0",
+        "",
+        NONE_FOUND,
+    ]
+
+
+def test_all_valid(paths: ProjectPaths) -> None:
+    write(paths, "a", feat("feature-1-a"))
+    write(paths, "b", feat("feature-2-b", dependencies=["feature-1-a"]))
+    text, code = check_features(paths)
+    assert code is ExitCode.SUCCESS
+    assert "Total files: 2\nValid: 2\nInvalid: 0\n" in text
+    assert text.endswith(ALL_VALID + "\n")
+
+
+def test_invalid_files_sorted_with_every_error(paths: ProjectPaths) -> None:
+    """AC-63/64: directory, relative path, one line per error naming the field."""
+    write(paths, "z bad", {"id": "my-feature", "category": "", "title": None, "description": "d",
+                           "dependencies": ["feature-404-x"]})  # fmt: skip
+    write(paths, "a ok", feat("feature-1-a"))
+    write(paths, "b broken", '{\n  "id": "feature-2-b",\n  "category" "x"\n}')
+    write(paths, "audit-sec-1-y", feat("audit-sec-1-x", auditSource="SEC"))
+    text, code = check_features(paths)
+    assert code is ExitCode.VALIDATION_ERROR
+    assert "Total files: 4\nValid: 1\nInvalid: 3\n" in text
+    assert ALL_VALID not in text
+    body = text.split("Invalid files:\n", 1)[1]
+    assert body == (
+        "\n"
+        "  audit-sec-1-y\n"
+        "    .automaker/features/audit-sec-1-y/feature.json\n"
+        '    - id: a finding\'s id must equal its directory name "audit-sec-1-y"\n'
+        "\n"
+        "  b broken\n"
+        "    .automaker/features/b broken/feature.json\n"
+        "    - invalid JSON: Expecting ':' delimiter (line 3, column 14)\n"
+        "\n"
+        "  z bad\n"
+        "    .automaker/features/z bad/feature.json\n"
+        '    - id: "my-feature" does not match the id grammar (FEA-11)\n'
+        '    - category: must be a non-empty string (found "")\n'
+        '    - dependencies: unknown feature id "feature-404-x"\n'
+    )
+
+
+def test_one_malformed_among_ten_and_forward_dependencies(paths: ProjectPaths) -> None:
+    """AC-65: the original reports every later file invalid; we report the bad one alone."""
+    for i in range(10):
+        write(paths, f"f {i}", feat(f"feature-{i}-x", dependencies=[f"feature-{(i + 1) % 10}-x"]))
+    write(paths, "f 3 broken", "{]")
+    text, code = check_features(paths)
+    assert code is ExitCode.VALIDATION_ERROR
+    assert "Total files: 11\nValid: 10\nInvalid: 1\n" in text
+    assert text.count("    - ") == 1
+    assert "f 3 broken/feature.json" in text
+
+
+def test_duplicate_ids_warn_without_changing_the_exit(paths: ProjectPaths) -> None:
+    write(paths, "a", feat("feature-1-a"))
+    write(paths, "b", feat("feature-1-a"))
+    text, code = check_features(paths)
+    assert code is ExitCode.SUCCESS
+    assert (
+        "Warnings:\n  id 'feature-1-a' is used by 2 files: "
+        ".automaker/features/a/feature.json, .automaker/features/b/feature.json\n"
+    ) in text
+    assert text.endswith(ALL_VALID + "\n")
+
+
+def test_findings_are_validated_too(paths: ProjectPaths) -> None:
+    write(paths, "audit-dead-code-1736-x", feat("audit-dead-code-1736-x", auditSource="DEAD_CODE"))
+    assert check_features(paths)[1] is ExitCode.SUCCESS
