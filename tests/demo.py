@@ -43,6 +43,7 @@ def main() -> int:
     spec = work / "spec.md"
     spec.write_text("# Demo\nA tiny project with three steps.\n")
     project = work / "project"
+    (work / "record").mkdir()
     env = dict(os.environ)
     env.update(
         PATH=f"{FAKES / 'bin'}{os.pathsep}{env.get('PATH', '')}",
