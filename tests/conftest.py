@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,7 +51,7 @@ class FakeAgent:
 
 
 @pytest.fixture
-def fake_agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAgent]:
+def fake_agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeAgent:
     """Puts the fake CLIs first on PATH (for aidd and anything it starts) and isolates their
     script and records in the test's tmp dir."""
     base = tmp_path / "fake-agent"

@@ -103,6 +103,10 @@ class LineParser(Protocol):
         """One line without its newline -> rendered lines (no `» `, no newline). Never raises."""
         ...
 
+    def wants(self, data: bytes) -> bool:
+        """Could a line within `data` matter? False lets the router skip parsing (speed)."""
+        ...
+
 
 @dataclass(frozen=True)
 class AgentContext:

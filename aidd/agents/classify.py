@@ -15,14 +15,16 @@ AUTH_TEXT = re.compile(
     re.I,
 )
 NO_OUTPUT_TEXT = re.compile(r"no assistant message|no output", re.I)
+# kilo 7.7 `run` without --auto: "run ended with an auto-rejected permission; pass --auto ..."
+PERMISSION_TEXT = re.compile(r"auto-rejected permission|permission.{0,40}auto-reject", re.I)
 
 
 def provider_error_kind(status: int | None, text: str) -> ErrorKind:
     """opencode/kilo `error` events and `Error:` lines (ADP-42)."""
     if status == 429 or RATE_LIMIT_TEXT.search(text):
         return ErrorKind.RATE_LIMIT
-    if status in (401, 403) or AUTH_TEXT.search(text):
-        return ErrorKind.FATAL
+    if status in (401, 403) or AUTH_TEXT.search(text) or PERMISSION_TEXT.search(text):
+        return ErrorKind.FATAL  # nothing changes without a human: stop instead of looping
     if NO_OUTPUT_TEXT.search(text):
         return ErrorKind.NO_ASSISTANT
     return ErrorKind.PROVIDER

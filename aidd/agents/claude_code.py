@@ -62,6 +62,9 @@ class StreamJsonParser:
     def signals(self) -> Signals:
         return self._signals
 
+    def wants(self, data: bytes) -> bool:
+        return b"{" in data or not self._signals.json_seen
+
     def line(self, raw: bytes) -> list[str]:
         try:
             return self._line(raw)
@@ -105,17 +108,20 @@ class StreamJsonParser:
         blocks = [as_dict(b) for b in message.get("content") or [] if isinstance(b, dict)]
         error = event.get("error")
         if isinstance(error, str) and error:
-            return self._assistant_error(error, blocks)
+            return self._assistant_error(error, blocks, as_status(event.get("api_error_status")))
         lines: list[str] = []
         for block in blocks:
             lines += self._block(block)
         return lines + self._usage_line(message)
 
-    def _assistant_error(self, error: str, blocks: list[dict[str, Any]]) -> list[str]:
+    def _assistant_error(
+        self, error: str, blocks: list[dict[str, Any]], status: int | None
+    ) -> list[str]:
+        """A synthetic assistant message carrying the CLI's own error (not the model's text)."""
         text = " ".join(str(b.get("text") or "") for b in blocks if b.get("type") == "text")
         kind = _ASSISTANT_ERRORS.get(error)
         if kind is not None:
-            self._signals.note_error(ErrorSignal(kind, text or error))
+            self._signals.note_error(ErrorSignal(kind, text or error, status))
         if kind is ErrorKind.RATE_LIMIT:
             self._signals.note_rate_limit(RateLimitInfo(message=text))
         return [one_line(f"error: {text or error} ({error})")]

@@ -43,6 +43,9 @@ class RunJsonParser:
     def signals(self) -> Signals:
         return self._signals
 
+    def wants(self, data: bytes) -> bool:
+        return b"{" in data or b"Error" in data
+
     def line(self, raw: bytes) -> list[str]:
         try:
             return self._line(raw)
@@ -112,10 +115,13 @@ class RunJsonParser:
         return [line] if line else []
 
     def _error_event(self, event: dict[str, Any]) -> list[str]:
-        error = as_dict(event.get("error"))
+        raw = event.get("error")
+        error = as_dict(raw)
         data = as_dict(error.get("data"))
         name = str(error.get("name") or "Error")
-        message = str(data.get("message") or error.get("message") or "")
+        # kilo 7.7 also sends `"error": "<message>"` as a plain string
+        message = str(data.get("message") or error.get("message") or
+                      (raw if isinstance(raw, str) else ""))
         status = as_status(data.get("statusCode"))
         kind = provider_error_kind(status, f"{name}: {message}")
         headers = as_dict(data.get("responseHeaders"))

@@ -69,7 +69,9 @@ class TreeScope:
         _add(found, (c for c in self._children() if c.pid not in self._before))
         for pid in (self._me.pid, 0, 1):
             found.pop(pid, None)
-        return sorted(found.values(), key=lambda p: p.pid)
+        # Zombies are already dead (adopted ones are reaped here); the root is its owner's.
+        members = [p for pid, p in found.items() if pid == root_pid or _running(p)]
+        return sorted(members, key=lambda p: p.pid)
 
     def _children(self) -> list[psutil.Process]:
         try:

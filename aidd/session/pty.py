@@ -4,6 +4,12 @@ The agent's stdout and stderr are the slave side of a pty that aidd creates, so 
 terminal and flushes promptly; aidd reads the master side through pexpect. The prompt travels
 through a pipe instead, written from a thread: a pty would cut input lines at 4095 bytes, and
 a large prompt must never block reading the agent's output.
+
+The pty is deliberately not the agent's *controlling* terminal (no TIOCSCTTY): when a session
+leader with a controlling pty exits, the kernel sends SIGHUP to the terminal's foreground group,
+which would kill the agent's leftovers before aidd can name them and makes --keep-children
+impossible (SUP-42, AC-42). Without one, a tool that opens /dev/tty to ask a human (ssh, sudo,
+git credentials) fails at once instead of hanging until the idle kill.
 """
 
 from __future__ import annotations
@@ -130,12 +136,6 @@ class StdinFeeder:
         return not view
 
 
-def _take_terminal() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """Make the pty the controlling terminal of the agent's new session (SUP-10)."""
-    with contextlib.suppress(OSError):
-        fcntl.ioctl(1, termios.TIOCSCTTY, 0)
-
-
 class AgentProcess:
     """One launched agent CLI: own session and process group, pty output, piped stdin."""
 
@@ -151,7 +151,6 @@ class AgentProcess:
                 stdout=self.terminal.slave_fd,
                 stderr=self.terminal.slave_fd,
                 start_new_session=True,
-                preexec_fn=_take_terminal,  # only an ioctl: safe between fork and exec
             )
         except BaseException:
             os.close(stdin_write)

@@ -126,6 +126,11 @@ class _Attempt:
 
     def _supervise(self) -> EndCause:
         while True:
+            if self._interrupted():
+                self._say(f"interrupted by {self._signal_name()}; killing the agent tree",
+                          "WARN")
+                self._kill(EndCause.SIGNAL)
+                return EndCause.SIGNAL
             status = self.proc.poll()
             if status is not None:
                 self.exit_status = status
@@ -140,10 +145,6 @@ class _Attempt:
             self._pump(self._timeout(now))
 
     def _due(self, now: float) -> EndCause | None:
-        interrupt = self.req.interrupt
-        if interrupt is not None and interrupt.is_set():
-            self._say(f"interrupted by {interrupt.name}; killing the agent tree", "WARN")
-            return EndCause.SIGNAL
         if self.wall_at is not None and now >= self.wall_at:
             self._say(f"wall-clock limit {_secs(self.req.timeout_s)} reached", "WARN")
             return EndCause.WALL
@@ -241,10 +242,13 @@ class _Attempt:
         if conversation is None:
             return "no conversation id yet"
         self._nudge_sent(silence, "relaunch")
+        self._say(f"  interrupting the agent to resume conversation {conversation}")
         saved = (signals.error, signals.rate_limit)
         old = self.proc
         old.signal_group(signal.SIGINT)
         self._wait_exit(self.req.kill_grace_s)
+        if self._interrupted():
+            return "aidd was interrupted"  # the loop kills the tree next
         self._kill_tree("nudge", only_if_alive=True)
         self._drain()
         signals.error, signals.rate_limit = saved  # the interruption is not the agent's error
@@ -318,7 +322,8 @@ class _Attempt:
 
     def _wait_exit(self, limit_s: float) -> None:
         deadline = self.clock.monotonic() + limit_s
-        while self.proc.poll() is None and self.clock.monotonic() < deadline:
+        while (self.proc.poll() is None and self.clock.monotonic() < deadline
+               and not self._interrupted()):
             self._pump(min(0.05, max(0.0, deadline - self.clock.monotonic())))
 
     def _abandon(self) -> None:
@@ -347,6 +352,10 @@ class _Attempt:
     def _urgent(self) -> bool:
         interrupt = self.req.interrupt
         return interrupt is not None and interrupt.is_set() and interrupt.urgent
+
+    def _signal_name(self) -> str:
+        interrupt = self.req.interrupt
+        return (interrupt.name if interrupt else None) or "a signal"
 
     def _interrupted(self) -> bool:
         interrupt = self.req.interrupt

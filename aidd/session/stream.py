@@ -35,6 +35,9 @@ class StreamRouter:
 
     def feed(self, chunk: bytes) -> None:
         self.bytes += len(chunk)
+        if self._plain(chunk):
+            self._skip(chunk)
+            return
         start = 0
         while (newline := chunk.find(b"\n", start)) >= 0:
             self._raw(chunk[start : newline + 1])
@@ -49,6 +52,23 @@ class StreamRouter:
         self._flush()
         if not self._at_start:
             self._complete()
+
+    def _plain(self, chunk: bytes) -> bool:
+        """Nothing in the current line or this chunk can matter to the parser."""
+        if (self._hidden and not self._at_start) or self._overflow:
+            return False
+        return not _safe_wants(self._parser, bytes(self._line) + chunk)
+
+    def _skip(self, chunk: bytes) -> None:
+        """The fast path for plain text: echo it whole, keep only the partial last line."""
+        self._sink.agent(chunk, echo=True)
+        newline = chunk.rfind(b"\n")
+        if newline < 0:
+            self._line += chunk
+        else:
+            self._line[:] = chunk[newline + 1 :]
+        self._at_start = not self._line
+        self._hidden = False
 
     def _raw(self, segment: bytes) -> None:
         if self._at_start:
@@ -82,6 +102,13 @@ class StreamRouter:
             data = b"".join(self._pending)
             self._pending.clear()
             self._sink.agent(data, echo=not self._pending_hidden)
+
+
+def _safe_wants(parser: LineParser, data: bytes) -> bool:
+    try:
+        return parser.wants(data)
+    except Exception:  # be safe: parse everything
+        return True
 
 
 def _safe(parser: LineParser, line: bytes) -> list[str]:

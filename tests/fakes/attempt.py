@@ -94,8 +94,9 @@ def run_fake_attempt(
     events = EventLog(tmp_path / "events.jsonl", "test-run")
     adapter = ADAPTERS[cli]
     settings = {**DEFAULTS, **overrides}
+    binary = settings.pop("binary", adapter.binary)
     request = AttemptRequest(
-        adapter=adapter, binary=adapter.binary, project_dir=project, prompt=prompt,
+        adapter=adapter, binary=binary, project_dir=project, prompt=prompt,
         transcript=transcript, events=events, number=1, env=dict(os.environ), **settings,
     )
     start = time.monotonic()

@@ -13,9 +13,30 @@ Environment:
 stdin by default: opencode/kilo read it all to EOF (like the real CLIs); claude reads the
 first stream-json line and records the decoded text of that user message.
 
-Steps (one key each, plus options): print, line, bytes (hex), json, session, init, say,
-tool, finish, result, error, flood, drip, sleep, echo_stdin, read_stdin, spawn, ignore,
-write_file, exit, die. See `STEPS` below.
+Steps: one dict each; its main key names the action, other keys are options.
+  {"print": "text"}           write text as is (no newline added)
+  {"line": "text"}            write text + newline
+  {"bytes": "ff fe 0a"}       write raw bytes given in hex (invalid UTF-8, CRs, ...)
+  {"json": {...}}             write one JSON line
+  {"session": "ses_X"}        the conversation id used by the events below
+  {"init": true}              claude system/init; opencode/kilo step_start (with sessionID)
+  {"say": "text"}             an assistant text event in the CLI's own format
+  {"tool": {"name", "input", "output", "status", "is_error"}}   a tool call (+ result)
+  {"finish": {...}}           opencode/kilo step_finish (reason, cost, tokens); claude result
+  {"result": {...}}           claude result event; the dict overrides its fields
+  {"error": {"name", "message", "status", "headers"}}           opencode/kilo error event
+  {"flood": N, "width": 100}  N bytes of 'x' lines, as fast as possible
+  {"drip": "x", "every": 0.8, "count": 5}                       one write every X seconds
+  {"sleep": S}                go silent for S seconds
+  {"echo_stdin": N, "as": "raw"}  read N more stdin lines; say each text (claude: decoded)
+  {"read_stdin": true}        read stdin to EOF; noted with its length and SHA-256
+  {"spawn": ["sleep", "1000"], "detach": true, "ignore": ["TERM", "HUP"], "pid_file": "f"}
+                              start a (grand)child; detach = double fork + setsid
+  {"ignore": ["TERM", "INT"]} this process ignores those signals from now on
+  {"write_file": "path", "text": "..."}                         relative to the cwd
+  {"close_output": true}      let go of the terminal (EOF) and keep running
+  {"exit": N}, {"die": "SEGV"}
+After the last step the fake exits 0.
 """
 
 from __future__ import annotations
@@ -230,8 +251,17 @@ def step_echo_stdin(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
 
 
 def step_read_stdin(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
+    """Read stdin to EOF; notes `<EOF after N bytes sha256 H>`."""
     data = sys.stdin.buffer.read()
-    agent.note_stdin(f"<EOF after {len(data)} bytes>")
+    agent.note_stdin(f"<EOF after {len(data)} bytes sha256 {hashlib.sha256(data).hexdigest()}>")
+
+
+def step_close_output(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
+    """Let go of the terminal: the pty sees EOF while this process lives on."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    os.close(null)
 
 
 def step_spawn(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
@@ -256,7 +286,9 @@ def step_spawn(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
     if step.get("detach"):
         os.waitpid(first, 0)
     if agent.record_dir is not None and step.get("pid_file"):
-        (agent.record_dir / step["pid_file"]).write_text(str(pid))
+        target = agent.record_dir / step["pid_file"]
+        target.with_suffix(".tmp").write_text(str(pid))
+        target.with_suffix(".tmp").replace(target)  # readers never see a half-written file
 
 
 def step_ignore(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
@@ -296,6 +328,7 @@ STEPS = {
     "ignore": step_ignore,
     "write_file": step_write_file,
     "die": step_die,
+    "close_output": step_close_output,
 }
 DEFAULT = [{"init": True}, {"say": "ok"}, {"finish": True}]
 
@@ -328,6 +361,8 @@ def main() -> None:
         signal.signal(sig, signal.SIG_DFL)  # die quietly, as the real CLIs do
     record = os.environ.get("FAKE_AGENT_RECORD")
     record_dir = Path(record) if record else None
+    if record_dir is not None:
+        record_dir.mkdir(parents=True, exist_ok=True)  # invocation k is counted there
     index = claim_index(record_dir)
     invocation = load_invocation(index)
     agent = Agent(name, index, record_dir)

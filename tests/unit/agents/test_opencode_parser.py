@@ -111,6 +111,11 @@ def test_signals_of_a_normal_run() -> None:
         (error("APIError", "Provider returned error"), ErrorKind.PROVIDER, None),
         (error("APIError", "Cannot connect to API: ECONNREFUSED"), ErrorKind.PROVIDER, None),
         (b"Error: Too many requests", ErrorKind.RATE_LIMIT, None),
+        ({"type": "error", "sessionID": SID,
+          "error": "run ended with an auto-rejected permission; pass --auto for autonomous use"},
+         ErrorKind.FATAL, None),
+        (b"\x1b[91m\x1b[1mError: \x1b[0mrun ended with an auto-rejected permission",
+         ErrorKind.FATAL, None),
         (b"\x1b[91mError: \x1b[0mSomething exploded", ErrorKind.PROVIDER, None),
     ],
 )

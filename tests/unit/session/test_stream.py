@@ -37,6 +37,9 @@ class EchoParser:
         self.lines.append(raw)
         return [f"seen {len(raw)}"] if raw.startswith(b"{") else []
 
+    def wants(self, data: bytes) -> bool:
+        return b"{" in data
+
 
 class Exploding(EchoParser):
     def line(self, raw: bytes) -> list[str]:
@@ -61,9 +64,10 @@ def test_rendered_lines_follow_their_raw_line_and_partials_wait() -> None:
 
 
 def test_consecutive_unrendered_lines_are_written_together() -> None:
-    sink = Recorder()
-    StreamRouter(sink, EchoParser()).feed(b"a\nb\nc\n")
+    sink, parser = Recorder(), EchoParser()
+    StreamRouter(sink, parser).feed(b"a\nb\nc\n")
     assert sink.calls == [("raw", (b"a\nb\nc\n", True))]
+    assert parser.lines == []  # plain text the parser does not want is not even split
 
 
 def test_a_raising_parser_leaves_the_raw_line() -> None:
@@ -77,6 +81,9 @@ def test_multi_line_rendered_text_becomes_several_rendered_lines() -> None:
     class TwoLines(EchoParser):
         def line(self, raw: bytes) -> list[str]:
             return ["one\ntwo"]
+
+        def wants(self, data: bytes) -> bool:
+            return True
 
     sink = Recorder()
     StreamRouter(sink, TwoLines()).feed(b"x\n")
@@ -112,3 +119,30 @@ def test_with_a_real_transcript_the_log_strips_back_to_the_agent_bytes(tmp_path:
     assert kept == agent + b"\n"  # LOG-3: the newline aidd adds before the rendered line
     assert b'{"k"' not in console.getvalue()
     assert b"plain \xff\xfe line\n" in console.getvalue()
+
+
+LINES = [b"plain text", b'{"json": 1}', b"Error: boom", b"", b"\xff\xfe", b'{"x": "y"}' * 3]
+
+
+@given(st.lists(st.sampled_from(LINES), max_size=12), st.lists(st.integers(1, 30), max_size=8),
+       st.booleans())
+def test_chunking_never_changes_what_the_parser_sees(lines: list[bytes], cuts: list[int],
+                                                     final_newline: bool) -> None:
+    data = b"\n".join(lines) + (b"\n" if final_newline else b"")
+    points = sorted({min(c * 3, len(data)) for c in cuts})
+    chunks = [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
+    sink, parser = Recorder(), EchoParser()
+    router = StreamRouter(sink, parser)
+    for chunk in chunks:
+        router.feed(chunk)
+    router.finish()
+    whole = data.split(b"\n")
+    if whole and whole[-1] == b"":
+        whole.pop()
+    assert [x for x in parser.lines if x.startswith(b"{")] == [
+        line for line in whole if line.startswith(b"{")]
+    assert all(line in whole for line in parser.lines)  # only whole lines, never pieces
+    raw = [c[1][0] for c in sink.calls if c[0] == "raw"]  # type: ignore[index]
+    assert b"".join(raw) == data  # type: ignore[arg-type]
+    rendered = [c[1] for c in sink.calls if c[0] == "rendered"]
+    assert rendered == [f"seen {len(x)}" for x in parser.lines if x.startswith(b"{")]

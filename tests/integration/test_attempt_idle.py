@@ -1,0 +1,130 @@
+"""Two-stage idle supervision with nudges that reach the agent (SUP-20..24, ADP-30..33;
+AC-36..39)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FakeAgent
+from tests.fakes.attempt import DEFAULTS, pid_alive, run_fake_attempt
+
+NUDGE = DEFAULTS["nudge_text"]
+
+
+@pytest.mark.parametrize("cli", ["claude-code", "opencode"])
+def test_silent_agent_is_nudged_then_killed(fake_agent: FakeAgent, tmp_path: Path,
+                                           cli: str) -> None:
+    """AC-36: nudge at about 1 s (line and text in the log), kill at about 3 s, result 71."""
+    fake_agent.script([{"init": True}, {"sleep": 60}], [{"sleep": 60}])
+    run = run_fake_attempt(tmp_path, cli, idle_nudge_s=1, idle_timeout_s=3, kill_grace_s=0.5)
+    assert (run.outcome.result, run.outcome.reason.value) == (71, "idle_timeout")
+    (nudge,) = run.named("nudge")
+    assert nudge["delivered"] is True
+    assert 0.95 <= nudge["silence_s"] <= 1.5
+    assert "nudge sent" in run.text
+    assert NUDGE in run.text
+    (kill,) = run.named("kill")
+    assert kill["reason"] == "idle"
+    assert 2.9 < run.elapsed_s < 3 + 0.5 + 1.5
+    assert "no output for 3s; killing the agent tree" in run.text
+    assert not any(pid_alive(r["pid"]) for r in fake_agent.records())
+
+
+def test_claude_receives_the_nudge_on_stdin(fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """AC-37: the fake echoes its stdin; the nudge text comes back; exit 0 -> result 0."""
+    fake_agent.script([{"init": True}, {"echo_stdin": 1}, {"result": {}}])
+    run = run_fake_attempt(tmp_path, "claude-code", idle_nudge_s=0.5, idle_timeout_s=5)
+    assert run.outcome.result == 0
+    assert fake_agent.stdin_texts(0) == [NUDGE]
+    assert f"» assistant: echo: {NUDGE}".encode() in run.log
+    assert run.log.index(b"nudge sent (stdin)") < run.log.index(b"echo: ")
+    assert run.named("nudge")[0]["method"] == "stdin"
+
+
+@pytest.mark.parametrize(("cli", "binary"), [("opencode", "opencode"), ("kilocode", "kilo")])
+def test_opencode_is_resumed_with_the_nudge(fake_agent: FakeAgent, tmp_path: Path, cli: str,
+                                            binary: str) -> None:
+    """AC-38: interrupted, relaunched with --session <id>, the nudge on stdin, same log."""
+    fake_agent.script(
+        [{"session": "ses_X"}, {"init": True}, {"sleep": 60}],
+        [{"session": "ses_X"}, {"say": "Resuming after the nudge"}, {"finish": True}],
+    )
+    run = run_fake_attempt(tmp_path, cli, model="prov/m", idle_nudge_s=0.5, idle_timeout_s=5)
+    first, second = fake_agent.records()
+    assert first["name"] == second["name"] == binary
+    assert second["argv"] == ["run", "--format", "json", "--session", "ses_X",
+                              "--model", "prov/m"]
+    assert second["stdin_sha256"] == hashlib.sha256(NUDGE.encode()).hexdigest()
+    assert not pid_alive(first["pid"])
+    assert run.outcome.result == 0
+    assert (run.outcome.launches, run.outcome.nudges) == (2, 1)
+    assert run.outcome.conversation_id == "ses_X"
+    assert b"nudge sent (relaunch)" in run.log
+    assert "» assistant: Resuming after the nudge".encode() in run.log
+
+
+def test_relaunch_kills_an_agent_that_ignores_the_interrupt(
+        fake_agent: FakeAgent, tmp_path: Path) -> None:
+    fake_agent.script([{"init": True}, {"ignore": ["INT"]}, {"sleep": 60}],
+                      [{"say": "back"}, {"finish": True}])
+    run = run_fake_attempt(tmp_path, "opencode", idle_nudge_s=0.5, idle_timeout_s=5,
+                           kill_grace_s=0.3)
+    (kill,) = run.named("kill")
+    assert kill["reason"] == "nudge"
+    assert run.outcome.result == 0
+    assert not pid_alive(fake_agent.records()[0]["pid"])
+
+
+def test_no_conversation_id_means_no_nudge(fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """ADP-32: not delivered, logged with the reason; the machine goes on to the kill."""
+    fake_agent.script([{"line": "no JSON here"}, {"sleep": 60}])
+    run = run_fake_attempt(tmp_path, "opencode", idle_nudge_s=0.3, idle_timeout_s=1,
+                           kill_grace_s=0.3)
+    (nudge,) = run.named("nudge")
+    assert (nudge["delivered"], nudge["why_not"]) == (False, "no conversation id yet")
+    assert b"nudge not delivered: no conversation id yet" in run.log
+    assert run.outcome.result == 71
+    assert len(fake_agent.records()) == 1
+
+
+def test_output_restarts_stage_one(fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """AC-39: a byte (no newline) every 0.8 s under a 1 s nudge is never nudged or killed."""
+    fake_agent.script([{"init": True}, {"drip": ".", "every": 0.8, "count": 4}, {"line": ""},
+                       {"say": "finished"}, {"finish": True}])
+    run = run_fake_attempt(tmp_path, "opencode", idle_nudge_s=1, idle_timeout_s=2)
+    assert run.outcome.result == 0
+    assert run.outcome.nudges == 0
+    assert run.named("kill") == []
+
+
+def test_claude_gets_nudged_again_after_answering(fake_agent: FakeAgent,
+                                                  tmp_path: Path) -> None:
+    """Output after a nudge restarts stage 1, so a second silence brings a second nudge."""
+    fake_agent.script([{"init": True}, {"echo_stdin": 1}, {"echo_stdin": 1},
+                       {"result": {}}])
+    run = run_fake_attempt(tmp_path, "claude-code", idle_nudge_s=0.4, idle_timeout_s=5)
+    assert run.outcome.result == 0
+    assert run.outcome.nudges == 2
+    assert fake_agent.stdin_texts(0) == [NUDGE, NUDGE]
+
+
+def test_claude_stdin_closes_after_the_result(fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """ADP-31: a result with no nudge outstanding closes stdin, so the CLI can exit."""
+    fake_agent.script([{"init": True}, {"say": "hi"}, {"result": {}}, {"read_stdin": True}])
+    run = run_fake_attempt(tmp_path, "claude-code", idle_nudge_s=0, idle_timeout_s=10)
+    assert run.outcome.result == 0
+    assert fake_agent.stdin_texts(0)[0].startswith("<EOF after 0 bytes")
+    assert run.elapsed_s < 3
+
+
+def test_nudge_at_or_after_the_idle_timeout_is_no_nudge(fake_agent: FakeAgent,
+                                                        tmp_path: Path) -> None:
+    fake_agent.script([{"init": True}, {"sleep": 60}])
+    run = run_fake_attempt(tmp_path, "claude-code", idle_nudge_s=2, idle_timeout_s=1,
+                           kill_grace_s=0.3)
+    assert run.outcome.result == 71
+    assert run.named("nudge") == []
+    assert run.elapsed_s < 3

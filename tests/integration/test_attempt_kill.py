@@ -1,0 +1,154 @@
+"""Whole-tree kills, leftovers, lingering, wall clock and interrupts (SUP-30..43;
+AC-40, AC-42, AC-43, AC-44)."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aidd.signals import Interrupt
+from tests.conftest import FakeAgent
+from tests.fakes.attempt import Trigger, pid_alive, run_fake_attempt
+
+STUBBORN_TREE = [
+    {"init": True},
+    {"say": "starting a server"},
+    {"spawn": ["sleep", "1000"], "detach": True, "ignore": ["TERM"], "pid_file": "grandchild"},
+    {"spawn": ["sleep", "1001"], "pid_file": "child"},
+    {"ignore": ["TERM"]},
+    {"sleep": 60},
+]
+
+
+def tree_pids(fake_agent: FakeAgent) -> list[int]:
+    pids = [r["pid"] for r in fake_agent.records()]
+    pids += [p for p in (fake_agent.pid("grandchild"), fake_agent.pid("child")) if p]
+    return pids
+
+
+def interrupt_when_started(fake_agent: FakeAgent, interrupt: Interrupt, times: int,
+                           delay_s: float = 0.3) -> Trigger:
+    def fire() -> None:
+        for _ in range(times):
+            interrupt.trigger("SIGTERM")
+
+    trigger = Trigger(lambda: fake_agent.pid("child") is not None, fire, delay_s)
+    trigger.start()
+    return trigger
+
+
+@pytest.mark.parametrize(
+    ("ending", "settings", "result", "reason", "kill_reason"),
+    [
+        ("idle", {"idle_timeout_s": 1.0}, 71, "idle_timeout", "idle"),
+        ("timeout", {"timeout_s": 1.0, "idle_timeout_s": 0}, 124, "wall_timeout", "timeout"),
+        ("interrupt", {}, 124, "signal", "signal"),
+    ],
+)
+def test_no_process_of_the_tree_survives(fake_agent: FakeAgent, tmp_path: Path, ending: str,
+                                         settings: dict[str, Any], result: int, reason: str,
+                                         kill_reason: str) -> None:
+    """AC-40: a setsid'd double-forked grandchild ignoring SIGTERM dies too."""
+    fake_agent.script(STUBBORN_TREE)
+    interrupt = Interrupt()
+    trigger = interrupt_when_started(fake_agent, interrupt, 1) if ending == "interrupt" else None
+    grace = 0.5
+    run = run_fake_attempt(tmp_path, "claude-code", interrupt=interrupt, kill_grace_s=grace,
+                           **settings)
+    if trigger:
+        trigger.join()
+    assert (run.outcome.result, run.outcome.reason.value) == (result, reason)
+    pids = tree_pids(fake_agent)
+    assert len(pids) == 3
+    assert [p for p in pids if pid_alive(p)] == []
+    (kill,) = run.named("kill")
+    assert kill["reason"] == kill_reason
+    assert kill["escalated"] is True
+    assert set(pids) <= {p["pid"] for p in kill["pids"]}
+    assert run.elapsed_s < 1.0 + grace + 1.5
+    assert f"killed the agent tree ({kill_reason})".encode() in run.log
+    if ending == "interrupt":
+        assert run.outcome.interrupted_by == "SIGTERM"
+        assert b"interrupted by SIGTERM" in run.log
+
+
+def test_a_second_signal_skips_the_grace(fake_agent: FakeAgent, tmp_path: Path) -> None:
+    fake_agent.script(STUBBORN_TREE)
+    interrupt = Interrupt()
+    trigger = interrupt_when_started(fake_agent, interrupt, 2, delay_s=0.1)
+    run = run_fake_attempt(tmp_path, "opencode", interrupt=interrupt, kill_grace_s=10)
+    trigger.join()
+    assert run.outcome.result == 124
+    assert run.elapsed_s < 3
+    assert [p for p in tree_pids(fake_agent) if pid_alive(p)] == []
+
+
+def test_leftovers_of_a_normal_exit_are_killed_and_named(fake_agent: FakeAgent,
+                                                         tmp_path: Path) -> None:
+    """AC-42: the attempt ends about 1 s after the exit; the sleeper is killed and named."""
+    fake_agent.script([{"init": True}, {"say": "done"}, {"finish": True},
+                       {"spawn": ["sleep", "1000"], "pid_file": "sleeper"}, {"exit": 0}])
+    run = run_fake_attempt(tmp_path, "opencode")
+    sleeper = fake_agent.pid("sleeper")
+    assert sleeper is not None
+    assert not pid_alive(sleeper)
+    assert run.outcome.result == 0
+    assert run.elapsed_s < 2.5
+    (reaped,) = run.named("children_reaped")
+    assert reaped["kept"] is False
+    assert reaped["pids"] == [{"pid": sleeper, "name": "sleep", "cmd": "sleep 1000"}]
+    assert f"{sleeper} sleep (sleep 1000)".encode() in run.log
+    assert run.named("kill") == []
+
+
+def test_keep_children_leaves_them_running(fake_agent: FakeAgent, tmp_path: Path) -> None:
+    fake_agent.script([{"init": True}, {"say": "done"}, {"finish": True},
+                       {"spawn": ["sleep", "1000"], "ignore": ["HUP"], "pid_file": "sleeper"},
+                       {"exit": 0}])
+    run = run_fake_attempt(tmp_path, "kilocode", keep_children=True)
+    sleeper = fake_agent.pid("sleeper")
+    assert sleeper is not None
+    try:
+        assert pid_alive(sleeper)
+        (reaped,) = run.named("children_reaped")
+        assert reaped["kept"] is True
+        assert b"--keep-children" in run.log
+    finally:
+        os.kill(sleeper, signal.SIGKILL)
+        os.waitpid(sleeper, 0)  # adopted by the subreaper: ours to reap
+
+
+@pytest.mark.parametrize(
+    ("cli", "steps"),
+    [
+        ("claude-code", [{"init": True}, {"say": "hi"}, {"result": {}}, {"sleep": 60}]),
+        ("opencode", [{"init": True}, {"say": "hi"}, {"finish": True}, {"sleep": 60}]),
+    ],
+)
+def test_an_agent_lingering_after_its_final_event_is_killed(
+        fake_agent: FakeAgent, tmp_path: Path, cli: str, steps: list[dict[str, Any]]) -> None:
+    """AC-43: killed after the linger grace (the nudge timeout here), result 0."""
+    fake_agent.script(steps)
+    run = run_fake_attempt(tmp_path, cli, idle_nudge_s=0.8, idle_timeout_s=5,
+                           kill_grace_s=0.3)
+    assert (run.outcome.result, run.outcome.reason.value) == (0, "linger")
+    assert run.named("kill")[0]["reason"] == "linger"
+    assert run.outcome.nudges == 0
+    assert b"agent lingered after its final event" in run.log
+    assert 0.8 < run.elapsed_s < 3
+
+
+@pytest.mark.parametrize("cli", ["opencode", "kilocode", "claude-code"])
+def test_wall_clock_limit(fake_agent: FakeAgent, tmp_path: Path, cli: str) -> None:
+    """AC-44: an agent printing forever is stopped at --timeout with 124."""
+    fake_agent.script([{"init": True}, {"say": "looping"},
+                       {"drip": "tick\n", "every": 0.05, "count": 10_000}])
+    run = run_fake_attempt(tmp_path, cli, timeout_s=1.0, kill_grace_s=0.3)
+    assert (run.outcome.result, run.outcome.reason.value) == (124, "wall_timeout")
+    assert b"wall-clock limit 1s reached" in run.log
+    assert 0.9 < run.elapsed_s < 3
+    assert not pid_alive(fake_agent.records()[0]["pid"])

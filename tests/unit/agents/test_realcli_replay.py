@@ -1,0 +1,124 @@
+"""Contract tests: transcripts recorded from the real CLIs (tests/fixtures/realcli/) replayed
+through the adapters' parsers and the classifier (STYLE 6)."""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import UTC
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aidd.agents.base import ErrorKind, LineParser
+from aidd.agents.registry import ADAPTERS
+from aidd.session.outcome import EndCause, classify
+from aidd.session.stream import StreamRouter
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "realcli"
+CLI_OF_DIR = {"claude": "claude-code", "opencode": "opencode", "kilo": "kilocode",
+              "kilocode": "kilocode"}
+# case name -> (error kind or None, exit-code result when the recording has one)
+EXPECTED: dict[str, tuple[ErrorKind | None, int | None]] = {
+    "hello": (None, 0),
+    "hello_pipes": (None, 0),
+    "shell": (None, 0),
+    "big_prompt": (None, 0),
+    "rate_limit": (None, 0),  # retried by the CLI itself, then recovered
+    "rate_limit_persistent": (ErrorKind.RATE_LIMIT, 74),
+    "auth_error": (ErrorKind.FATAL, 8),
+    "overloaded": (ErrorKind.PROVIDER, 72),
+    "server_error": (ErrorKind.PROVIDER, 72),
+    "garbage": (ErrorKind.PROVIDER, 72),
+    "stall.relaunch": (None, 0),
+}
+
+
+def recordings() -> list[tuple[str, Path]]:
+    if not FIXTURES.is_dir():
+        return []
+    return [(CLI_OF_DIR[d.name], out) for d in sorted(FIXTURES.iterdir())
+            if d.name in CLI_OF_DIR for out in sorted(d.glob("*.stdout"))]
+
+
+def replay(cli: str, stdout: Path) -> tuple[LineParser, list[str], bytes]:
+    """Both streams, cut into random chunks, through a router as the engine does it."""
+    stderr = stdout.with_suffix(".stderr")
+    data = stdout.read_bytes() + (stderr.read_bytes() if stderr.exists() else b"")
+    parser = ADAPTERS[cli].new_parser(UTC)
+    rendered: list[str] = []
+    raw = bytearray()
+
+    class Collect:
+        def agent(self, chunk: bytes, *, echo: bool = True) -> None:
+            raw.extend(chunk)
+
+        def rendered(self, text: str) -> None:
+            rendered.append(text)
+
+    router = StreamRouter(Collect(), parser)
+    rng = random.Random(stdout.name)
+    pos = 0
+    while pos < len(data):
+        size = rng.randint(1, 4096)
+        router.feed(data[pos : pos + size])
+        pos += size
+    router.finish()
+    assert bytes(raw) == data
+    return parser, rendered, data
+
+
+def meta(stdout: Path) -> dict[str, Any]:
+    path = stdout.parent / (stdout.name.split(".")[0] + ".json-meta")
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+@pytest.mark.skipif(not recordings(), reason="no recorded transcripts")
+@pytest.mark.parametrize(("cli", "stdout"), recordings(),
+                         ids=[f"{p.parent.name}/{p.stem}" for _, p in recordings()])
+def test_recorded_transcript(cli: str, stdout: Path) -> None:
+    parser, rendered, data = replay(cli, stdout)
+    case = stdout.name.removesuffix(".stdout")
+    signals = parser.signals
+    assert all("\n" not in line for line in rendered)
+    if data.strip().startswith(b"{"):
+        assert signals.json_seen
+        assert signals.conversation_id
+    if case not in EXPECTED:
+        return
+    kind, result = EXPECTED[case]
+    if b"auto-rejected permission" in data:  # kilo without --auto cannot run tools unattended
+        kind, result = ErrorKind.FATAL, 8
+    assert (signals.error.kind if signals.error else None) is kind
+    if kind is None:
+        assert signals.assistant_seen
+        assert signals.turns_ended >= 1
+        assert signals.tokens is not None
+        assert signals.tokens.input > 0
+        assert any(line.startswith("assistant: ") for line in rendered)
+    status = meta(stdout).get("result", {}).get("exit_code")
+    if result is not None and status is not None:
+        verdict = classify(EndCause.EXITED, status, signals,
+                           exit1_success=ADAPTERS[cli].exit1_success)
+        assert verdict.result == result
+
+
+def test_claude_persistent_limit_keeps_its_message() -> None:
+    path = FIXTURES / "claude" / "rate_limit_persistent.stdout"
+    if not path.exists():
+        pytest.skip("not recorded")
+    parser, rendered, _ = replay("claude-code", path)
+    assert parser.signals.error is not None
+    assert parser.signals.error.status in (None, 429)
+    assert "rate limit" in parser.signals.rate_limit.message
+    assert any(line.startswith("error: API Error") for line in rendered)
+
+
+def test_opencode_persistent_limit_reads_retry_after() -> None:
+    path = FIXTURES / "opencode" / "rate_limit_persistent.stdout"
+    if not path.exists():
+        pytest.skip("not recorded")
+    parser, _, _ = replay("opencode", path)
+    assert parser.signals.rate_limit.retry_after == "1"
+    assert parser.signals.rate_limit.retry_after_ms == "1000"
