@@ -6,12 +6,11 @@ Everything before `_take_project` only reads; a run that fails a check leaves no
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 
 from aidd.clock import SystemClock
 from aidd.config import Settings
-from aidd.errors import AgentCliError, ExitCode, NotFoundError, UsageError, ValidationError
+from aidd.errors import ExitCode, NotFoundError, UsageError, ValidationError
 from aidd.project.filters import FeatureFilter
 from aidd.project.paths import ProjectPaths
 
@@ -100,22 +99,17 @@ def _one_shot(action: str, settings: Settings, paths: ProjectPaths,
 
 
 def _stop(paths: ProjectPaths) -> int:
-    from aidd.lock import holder_alive, read_lock
+    from aidd.lock import holder_running, read_lock
     from aidd.stop import request_stop
 
     if not paths.root.is_dir():
         raise NotFoundError(f"project directory {paths.root} does not exist")
     request_stop(paths.stop, SystemClock().now())
     info = read_lock(paths.lock)
-    if info and holder_alive(info):
+    pid = info.get("pid")
+    if isinstance(pid, int) and pid > 0 and holder_running(pid, info):
         print(f"stop requested: aidd (pid {info['pid']}) will stop after its current agent run")
     else:
         print(f"stop requested ({paths.rel(paths.stop)}); no aidd is running on this project now")
     return int(ExitCode.SUCCESS)
 
-
-def find_binary(name: str, environ: dict[str, str] | None = None) -> str:
-    path = shutil.which(name, path=(environ or {}).get("PATH"))
-    if path is None:
-        raise AgentCliError(f"agent binary '{name}' not found on PATH (--cli); install it first")
-    return path

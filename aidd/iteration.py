@@ -81,7 +81,7 @@ class IterationRunner:
             transcript.message(message, level)
         self._prepare(phase, selection)
         before = self._fingerprint()
-        prompt = self._render(phase, state, number, selection)
+        prompt = self._render(phase, state, number, selection, model)
         outcome = self._execute(phase, number, state, selection, model, prompt)
         for line in trailer_lines(ctx, state, number, outcome):
             transcript.plain(line)
@@ -153,8 +153,8 @@ class IterationRunner:
         return fingerprint(self.ctx.plan.paths.root)
 
     # -- step 10 --------------------------------------------------------------------------
-    def _render(self, phase: Phase, state: PhaseState, number: int,
-                selection: Selection) -> str:
+    def _render(self, phase: Phase, state: PhaseState, number: int, selection: Selection,
+                model: str | None) -> str:
         from aidd.promptcontext import build_context
 
         ctx = self.ctx
@@ -171,13 +171,10 @@ class IterationRunner:
         ctx.events.emit(
             "iteration_start", number=number, index=state.index,
             of=ctx.settings.max_iterations, phase=phase.kind.value, kind=selection.kind.value,
-            reason=selection.reason, model=self._model_for(selection), prompt_bytes=size,
+            reason=selection.reason, model=model, prompt_bytes=size,
             log=ctx.plan.paths.rel(ctx.plan.paths.log(number)),
             prompt_file=ctx.plan.paths.rel(prompt_file))
         return text
-
-    def _model_for(self, selection: Selection) -> str | None:
-        return choose_model(selection.model_role, self.ctx.model_options())
 
     # -- step 11 --------------------------------------------------------------------------
     def _execute(self, phase: Phase, number: int, state: PhaseState, selection: Selection,

@@ -17,33 +17,49 @@ from aidd.errors import LockHeldError
 
 
 def process_start_ticks(pid: int) -> int | None:
-    """Start time of `pid` in clock ticks since boot (Linux), to tell a reused pid apart."""
+    """Start time of `pid` in clock ticks since boot (field 22 of /proc/PID/stat), to tell a
+    reused pid apart."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    fields = stat[stat.rindex(")") + 2 :].split()
-    return int(fields[19]) if len(fields) > 19 else None
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else None
 
 
-def holder_alive(info: dict[str, Any]) -> bool:
-    """Is the process named in a lock file's JSON still the one that wrote it?"""
-    pid = info.get("pid")
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    ticks = process_start_ticks(pid)
-    if ticks is None:
-        return False
-    recorded = info.get("pid_start")
-    return recorded is None or recorded == ticks
-
-
-def read_lock(path: Path) -> dict[str, Any] | None:
+def read_lock(path: Path) -> dict[str, Any]:
+    """The lock file's JSON, or {} when it is missing or unreadable."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def holder_running(pid: int, info: dict[str, Any]) -> bool | None:
+    """Is `pid` still the aidd that wrote `info`? None when it ran on another host."""
+    host = info.get("host")
+    if isinstance(host, str) and host and host != os.uname().nodename:
         return None
-    return data if isinstance(data, dict) else None
+    ticks = process_start_ticks(pid)
+    if ticks is not None:
+        recorded = info.get("pid_start")
+        # A pid reused by another process has another start time.
+        return not isinstance(recorded, int) or recorded == ticks
+    if Path("/proc/self/stat").exists():
+        return False  # /proc works and has no such pid
+    return _signal_zero(pid)
+
+
+def _signal_zero(pid: int) -> bool:
+    """Without /proc (macOS): does any process have this pid?"""
+    try:
+        os.kill(pid, 0)
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True
 
 
 @dataclass

@@ -3,14 +3,12 @@ against the process table, and `events.jsonl` for pauses and the last iteration 
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from aidd.events import read_events
+from aidd.lock import holder_running, read_lock
 from aidd.project.paths import ProjectPaths
 
 
@@ -32,11 +30,11 @@ class RunState:
 
 
 def read_run_state(paths: ProjectPaths, now: datetime) -> RunState:
-    lock = _read_lock(paths.lock)
+    lock = read_lock(paths.lock)
     pid = lock.get("pid")
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         pid = None
-    running: bool | None = False if pid is None else _holder_running(pid, lock)
+    running: bool | None = False if pid is None else holder_running(pid, lock)
     events = read_events(paths.events)
     paused = _paused_until(events, pid, now) if running else None
     started = lock.get("started_at") if running is not False else None
@@ -47,49 +45,6 @@ def read_run_state(paths: ProjectPaths, now: datetime) -> RunState:
         paused_until=paused,
         last_iteration=_last_iteration(events),
     )
-
-
-def _read_lock(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError, RecursionError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _holder_running(pid: int, lock: dict[str, Any]) -> bool | None:
-    host = lock.get("host")
-    if isinstance(host, str) and host and host != os.uname().nodename:
-        return None
-    ticks = _start_ticks(pid)
-    if ticks is not None:
-        recorded = lock.get("pid_start")
-        # A pid reused by another process has another start time.
-        return not isinstance(recorded, int) or recorded == ticks
-    if Path("/proc/self/stat").exists():
-        return False  # /proc works and has no such pid
-    return _signal_zero(pid)
-
-
-def _start_ticks(pid: int) -> int | None:
-    """Start time of `pid` in clock ticks since boot (field 22 of /proc/PID/stat)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    fields = stat[stat.rfind(")") + 2 :].split()
-    return int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else None
-
-
-def _signal_zero(pid: int) -> bool:
-    """Without /proc (macOS): does any process have this pid?"""
-    try:
-        os.kill(pid, 0)
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    return True
 
 
 def _paused_until(events: list[dict[str, Any]], pid: int | None, now: datetime) -> str | None:
