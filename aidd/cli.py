@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import itertools
 import sys
-import traceback
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -136,6 +135,8 @@ def parse_args(args: Sequence[str], environ: dict[str, str] | None = None) -> Se
 
 
 def _report_crash(exc: BaseException, settings: Settings | None) -> None:
+    import traceback  # lazy: only a crash needs it
+
     text = "".join(traceback.format_exception(exc))
     target: Path | None = None
     if settings is not None and (settings.project_dir / ".automaker").is_dir():

@@ -11,8 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from aidd.errors import UsageError
 from aidd.options import BY_NAME, OPTIONS, Option, OptionValueError, convert
 
@@ -142,6 +140,8 @@ def _read_yaml(path: Path, *, allow_project_dir: bool) -> dict[str, Any]:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot read config file ({exc})") from None
+    import yaml  # lazy: most runs have no config file, and yaml costs 15 ms to import
+
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -18,16 +18,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-WORK = REPO / "bench" / ".work"
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.common import WORK, Result, env_with_repo, print_results, round_robin, timed
+
 LAYOUT_VERSION = "v1"
 TARGETS = {"check": 0.5, "status": 0.15}
 TARGET_SIZE = 5000
@@ -120,42 +119,40 @@ def commands(project: Path) -> dict[str, list[str]]:
     }
 
 
-def run_once(argv: list[str]) -> float:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    start = time.perf_counter()
-    done = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, check=False)
-    elapsed = time.perf_counter() - start
-    if done.returncode not in (0, 7):
-        sys.exit(f"{argv[2:]} exited {done.returncode}: {done.stderr.decode()[-500:]}")
-    return elapsed
-
-
 def measure(project: Path, repeat: int) -> dict[str, list[float]]:
-    cmds = commands(project)
-    for argv in cmds.values():
-        run_once(argv)  # warm the page cache and __pycache__
-    times: dict[str, list[float]] = {name: [] for name in cmds}
-    for _ in range(repeat):
-        for name, argv in cmds.items():
-            times[name].append(run_once(argv))
-    return times
+    env = env_with_repo()
+    cases = {
+        name: (lambda argv=argv: timed(argv, env=env, ok=(0, 7)))
+        for name, argv in commands(project).items()
+    }
+    return round_robin(cases, repeat)
 
 
-def fmt(samples: list[float]) -> str:
-    return f"{statistics.median(samples):7.3f} ({min(samples):.3f}-{max(samples):.3f})"
+def results_for(size: int, times: dict[str, list[float]]) -> list[Result]:
+    rows = []
+    for name, label in (("check", "--check-features"), ("status", "--status")):
+        limit = TARGETS[name] if size == TARGET_SIZE else None
+        rows.append(Result(
+            group="features",
+            case=f"`aidd {label}`, {size} features",
+            samples=times[name],
+            floor="bare python: walk + json.loads every file",
+            floor_samples=times["floor"],
+            target=f"<= {limit} s" if limit else "",
+            met=None if limit is None else statistics.median(times[name]) <= limit,
+            note=f"same work through the library without the CLI: "
+            f"{statistics.median(times[name + ' api']):.3f} s",
+        ))
+    return rows
 
 
-def report(results: dict[int, dict[str, list[float]]]) -> list[str]:
-    names = list(next(iter(results.values())))
-    head = f"{'features':>8} | " + " | ".join(f"{n:^23}" for n in names)
-    lines = [head + " | check/floor status/floor", "-" * (len(head) + 26)]
-    for size, times in results.items():
-        med = {n: statistics.median(t) for n, t in times.items()}
-        cells = " | ".join(f"{fmt(times[n]):>23}" for n in names)
-        ratios = f"{med['check'] / med['floor']:11.2f} {med['status'] / med['floor']:12.2f}"
-        lines.append(f"{size:>8} | {cells} | {ratios}")
-    lines.append("median (min-max) seconds of wall time per fresh process")
-    return lines
+def run(quick: bool) -> list[Result]:
+    """The rows for `bench/run.py`: sizes 10 → 20,000 (quick: 10 → 5,000)."""
+    sizes, repeat = ((10, 1000, 5000), 3) if quick else ((10, 1000, 5000, 20000), 7)
+    out: list[Result] = []
+    for size in sizes:
+        out += results_for(size, measure(make_project(size), repeat))
+    return out
 
 
 def growth(results: dict[int, dict[str, list[float]]]) -> list[str]:
@@ -175,21 +172,6 @@ def growth(results: dict[int, dict[str, list[float]]]) -> list[str]:
     return lines
 
 
-def verdict(results: dict[int, dict[str, list[float]]]) -> tuple[list[str], bool]:
-    times = results.get(TARGET_SIZE)
-    if times is None:
-        return [], True
-    ok, lines = True, []
-    for name, limit in TARGETS.items():
-        med = statistics.median(times[name])
-        hit = med <= limit
-        ok &= hit
-        lines.append(
-            f"target {name} @ {TARGET_SIZE}: {med:.3f} s <= {limit} s: {'ok' if hit else 'MISSED'}"
-        )
-    return lines, ok
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10,1000,5000,20000")
@@ -197,13 +179,14 @@ def main() -> int:
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args()
     results = {}
+    rows: list[Result] = []
     for size in (int(s) for s in args.sizes.split(",")):
-        project = make_project(size)
-        results[size] = measure(project, args.repeat)
+        results[size] = measure(make_project(size), args.repeat)
+        rows += results_for(size, results[size])
         print(f"measured {size} features", file=sys.stderr)
-    lines, ok = verdict(results)
-    print("\n".join([*report(results), "", *growth(results), "", *lines]))
-    return 0 if ok or not args.strict else 1
+    print_results(rows)
+    print("\n".join(["", *growth(results)]))
+    return 1 if args.strict and any(r.met is False for r in rows) else 0
 
 
 if __name__ == "__main__":
