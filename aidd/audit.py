@@ -96,25 +96,54 @@ def available(paths: ProjectPaths | None) -> dict[str, Path]:
 def load_audit(name: str, paths: ProjectPaths | None) -> AuditDefinition:
     files = available(paths)
     if name not in files:
-        listing = ", ".join(n for n in files) or "none"
-        raise NotFoundError(f"unknown audit {name!r}; available: {listing}")
+        raise _unknown([name], files)
     return parse_definition(files[name], name)
 
 
 def resolve_audits(names: Iterable[str], paths: ProjectPaths | None) -> list[AuditDefinition]:
-    """The audits of `--audit A,B` in order, duplicates dropped, all validated up front."""
+    """The audits of `--audit A,B` in order, duplicates dropped, all validated up front: every
+    name (exit 2), then every lookup (exit 3), then each definition and the severity reference
+    the prompt will need (exit 7)."""
     ordered = list(dict.fromkeys(normalize_name(raw) for raw in names))
-    definitions = [load_audit(name, paths) for name in ordered]
+    files = available(paths)
+    missing = [name for name in ordered if name not in files]
+    if missing:
+        raise _unknown(missing, files)
+    definitions = [parse_definition(files[name], name) for name in ordered]
     for definition in definitions:
         if not definition.runnable:
             raise UsageError(f"{definition.name} is a reference, not an audit that can run")
+    severity_reference(paths)
     return definitions
 
 
 def all_runnable(paths: ProjectPaths | None) -> list[AuditDefinition]:
     """`--audit-all` (AUD-10): every non-reference definition, by name in byte order."""
     loaded = [parse_definition(path, name) for name, path in available(paths).items()]
+    severity_reference(paths)
     return [d for d in loaded if d.runnable]
+
+
+def _unknown(names: list[str], files: dict[str, Path]) -> NotFoundError:
+    """Exit 3 naming every unknown audit and listing the runnable ones (references cannot run,
+    so they are not offered), with a hint when only the case differs (names are file names)."""
+    runnable = [name for name, path in files.items() if _offered(path, name)]
+    by_lower = {name.lower(): name for name in runnable}
+    hints = [f"{n!r} -> {by_lower[n.lower()]!r}" for n in names if n.lower() in by_lower]
+    listing = ", ".join(runnable) or "none"
+    noun = "audit" if len(names) == 1 else "audits"
+    message = f"unknown {noun} {', '.join(repr(n) for n in names)}; available: {listing}"
+    if hints:
+        message += f" (names are case-sensitive: {', '.join(hints)})"
+    return NotFoundError(message)
+
+
+def _offered(path: Path, name: str) -> bool:
+    """Runnable, or unreadable here: a broken definition still exists and is listed."""
+    try:
+        return parse_definition(path, name).runnable
+    except ValidationError:
+        return True
 
 
 def severity_reference(paths: ProjectPaths | None) -> str:

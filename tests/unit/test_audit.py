@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,6 +15,7 @@ from aidd import audit
 from aidd.errors import NotFoundError, UsageError, ValidationError
 from aidd.project.paths import ProjectPaths
 from aidd.prompts import PromptKind, PromptRenderer
+from aidd.prompts.context import InvalidFinding
 from aidd.resources import data_dir
 from tests.unit.prompts.conftest import make_context
 
@@ -92,6 +95,29 @@ def test_unknown_audit_lists_what_exists(project: ProjectPaths) -> None:
     assert "'NOPE'" in err.value.message
     assert "SECURITY" in err.value.message
     assert "DEAD_CODE" in err.value.message
+    assert "SEVERITY_CLASSIFICATION" not in err.value.message  # a reference is not offered
+
+
+def test_every_unknown_name_is_named_with_a_case_hint(project: ProjectPaths) -> None:
+    _local(project, "BROKEN", "no front matter\n")
+    with pytest.raises(NotFoundError) as err:
+        audit.resolve_audits(["security", "NOPE", "TESTING"], project)
+    message = err.value.message
+    assert message.startswith("unknown audits 'security', 'NOPE'; available: ")
+    assert "'security' -> 'SECURITY'" in message
+    assert "BROKEN" in message  # exists, even if it would fail to load
+
+
+@pytest.mark.parametrize("run_all", [False, True])
+def test_a_broken_severity_reference_fails_resolution(project: ProjectPaths,
+                                                      run_all: bool) -> None:
+    """Every audit prompt carries it: check it before any agent runs (exit 7)."""
+    path = _local(project, "SEVERITY_CLASSIFICATION", "no front matter\n")
+    resolve = audit.all_runnable if run_all else partial(audit.resolve_audits, ["SECURITY"])
+    with pytest.raises(ValidationError) as err:
+        resolve(project)
+    assert err.value.exit_code == 7
+    assert str(path) in err.value.message
 
 
 def test_bad_name_is_refused_before_lookup(project: ProjectPaths) -> None:
@@ -197,7 +223,7 @@ def test_severity_reference_maps_levels_to_priorities(project: ProjectPaths) -> 
 # -- the rendered audit prompt (AUD-20, AC-71, AC-74, AC-75) ---------------------------------------
 
 
-def _audit_prompt(project: ProjectPaths, name: str, **info: object) -> str:
+def _audit_prompt(project: ProjectPaths, name: str, **info: Any) -> str:
     (definition,) = audit.resolve_audits([name], project)
     ctx = make_context(
         project,
@@ -239,7 +265,7 @@ def test_audit_prompt_keeps_text_after_horizontal_rules(project: ProjectPaths) -
 
 
 def test_invalid_findings_are_listed_first(project: ProjectPaths) -> None:
-    finding = audit.InvalidFinding(
+    finding = InvalidFinding(
         ".automaker/features/audit-security-1-x/feature.json",
         ("id 'audit-security-2-x' differs from the directory name",),
     )
