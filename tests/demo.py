@@ -1,9 +1,11 @@
-"""Demo: aidd runs three iterations against the bundled fake agent on a scratch project.
+"""Demo: aidd drives the bundled fake agent through a small project, start to finish.
 
-    python tests/demo.py [--keep]
+    python tests/demo.py
 
-The fake `opencode` (tests/fakes/bin) answers each prompt by writing a feature file and a
-source file, so the run shows the initializer, then coding iterations, then the metadata.
+The fake `opencode` (tests/fakes/bin) plays an agent: the initializer writes three failing
+features, three coding iterations each make one pass (a source file, feature.json, CHANGELOG),
+then aidd sees everything passing, runs the completion review, confirms completion and exits 73.
+The scratch project is kept so you can read `.automaker/` afterwards.
 """
 
 from __future__ import annotations
@@ -17,22 +19,36 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 FAKES = REPO / "tests" / "fakes"
+STEPS = 3
+
+
+def _feature(n: int, passes: bool) -> dict[str, object]:
+    return {"id": f"feature-{n}-demo-step", "category": "Core", "title": f"Step {n}",
+            "description": f"demo step {n}", "status": "completed" if passes else "backlog",
+            "passes": passes, "priority": 2, "dependencies": []}
+
+
+def _write_feature(n: int, passes: bool) -> dict[str, object]:
+    return {"write_file": f".automaker/features/feature-{n}-demo-step/feature.json",
+            "text": json.dumps(_feature(n, passes), indent=2)}
 
 
 def _script(work: Path) -> Path:
-    invocations = []
-    for n in range(1, 4):
-        feature = {"id": f"feature-{n}-demo-step", "category": "Core", "title": f"Step {n}",
-                   "description": f"demo step {n}", "status": "completed", "passes": True,
-                   "priority": 2, "dependencies": []}
+    init = [{"say": f"Read the spec; planning {STEPS} features"}]
+    init += [_write_feature(n, passes=False) for n in range(1, STEPS + 1)]
+    invocations = [[*init, {"finish": "stop"}, {"exit": 0}]]
+    for n in range(1, STEPS + 1):
         invocations.append([
-            {"say": f"Iteration {n}: implementing demo step {n}"},
-            {"write_file": f".automaker/features/feature-{n}-demo-step/feature.json",
-             "text": json.dumps(feature, indent=2)},
+            {"say": f"Implementing feature-{n}-demo-step"},
+            {"tool": {"name": "write", "input": {"filePath": f"src/step{n}.txt"},
+                      "output": "wrote 1 line"}},
             {"write_file": f"src/step{n}.txt", "text": f"step {n}\n"},
+            _write_feature(n, passes=True),
             {"finish": "stop"},
             {"exit": 0},
         ])
+    invocations.append([{"say": "Reviewed todo.md and the features: nothing left to do"},
+                        {"finish": "stop"}, {"exit": 0}])
     path = work / "script.json"
     path.write_text(json.dumps({"invocations": invocations}))
     return path
@@ -53,7 +69,7 @@ def main() -> int:
         FAKE_AGENT_RECORD=str(work / "record"),
     )
     cmd = [sys.executable, "-m", "aidd", "--project-dir", str(project), "--spec", str(spec),
-           "--max-iterations", "3", "--idle-nudge-timeout", "5", "--idle-timeout", "10"]
+           "--max-iterations", "10", "--idle-nudge-timeout", "5", "--idle-timeout", "10"]
     print("$", " ".join(cmd[2:]), flush=True)
     code = subprocess.call(cmd, env=env)
     print(f"\naidd exited with {code}\n")

@@ -1,0 +1,32 @@
+"""The README's demo command stays true: the run ends with a confirmed completion (73)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_demo_runs_the_project_to_completion() -> None:
+    done = subprocess.run([sys.executable, str(REPO / "tests" / "demo.py")], capture_output=True,
+                          text=True, timeout=120, check=False, stdin=subprocess.DEVNULL)
+    assert done.returncode == 73, done.stdout[-3000:] + done.stderr[-3000:]
+    prompts = re.findall(r"Prompt: (\w+)", done.stdout)
+    assert prompts == ["initializer", "coding", "coding", "coding", "todo"], prompts
+    assert "project completion confirmed" in done.stdout
+    assert "Passing:" in done.stdout or "passing" in done.stdout.lower()
+    kept = Path(re.findall(r"Scratch project kept at (.+)", done.stdout)[-1])
+    try:
+        _check_project(kept)
+    finally:
+        shutil.rmtree(kept.parent)
+
+
+def _check_project(kept: Path) -> None:
+    assert sorted(p.name for p in (kept / "src").iterdir()) == [
+        "step1.txt", "step2.txt", "step3.txt"]
+    assert (kept / ".automaker" / ".project_completed").is_file()
