@@ -25,7 +25,10 @@ def fingerprint(root: Path) -> str:
 def _git_entries(root: Path) -> list[str] | None:
     try:
         proc = subprocess.run(
-            ["git", "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all"],
+            # The pathspec keeps git from even listing .automaker/ (thousands of logs after a
+            # long run) and is relative to the project, which may be a subdirectory of the repo.
+            ["git", "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all",
+             "--", ".", ":(exclude).automaker"],
             cwd=root,
             capture_output=True,
             timeout=60,
@@ -35,6 +38,7 @@ def _git_entries(root: Path) -> list[str] | None:
         return None
     if proc.returncode != 0:
         return None
+    top = _toplevel(root)  # porcelain paths are relative to the repository's top level
     out: list[str] = []
     records = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
     skip_next = False
@@ -47,9 +51,16 @@ def _git_entries(root: Path) -> list[str] | None:
         elif record[:2] in ("1 ", "2 ", "u ", "? "):
             skip_next = record.startswith("2 ")
             path = _record_path(record)
-            if not (path == ".automaker" or path.startswith(".automaker/")):
-                out.append(f"{path}\t{_stat(root / path)}")
+            out.append(f"{path}\t{_stat(top / path)}")
     return sorted(out)
+
+
+def _toplevel(root: Path) -> Path:
+    """The work tree git found for `root`: the nearest directory holding `.git`."""
+    for folder in (root, *root.parents):
+        if (folder / ".git").exists():
+            return folder
+    return root
 
 
 def _record_path(record: str) -> str:

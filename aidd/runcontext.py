@@ -160,6 +160,8 @@ class RunContext:
         if not self.settings.no_clean:
             self._clean_logs()
         c = self.counters
+        self.say(f"run ended ({reason.value}): exit {code} after {c.iterations} iterations, "
+                 f"{c.failures} failed, {c.rate_limit_sleeps} rate-limit sleeps")
         self.events.emit(
             "run_end", exit_code=code, reason=reason.value, iterations=c.iterations,
             attempts=c.attempts, failures=c.failures, rate_limit_sleeps=c.rate_limit_sleeps,

@@ -116,6 +116,8 @@ class Supervisor:
                         total=phase.total, cycle=phase.cycle)
         state = PhaseState(phase, time.time(), ctx.findings_snapshot(phase))
         end = self._iterate(phase, state)
+        if end is PhaseEnd.MAX_ITERATIONS:
+            ctx.say(f"{phase.label}: --max-iterations {ctx.settings.max_iterations} reached")
         ctx.events.emit("phase_end", phase=phase.kind.value,
                         audit=phase.audit.name if phase.audit else None, reason=end.value,
                         iterations=state.index)

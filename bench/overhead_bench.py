@@ -1,0 +1,265 @@
+"""Benchmark the supervisor's own cost per iteration, the processes it starts, and `--version`.
+
+    python bench/overhead_bench.py [--quick]
+
+- overhead per iteration: an unlimited run (stuck detection on, so the git fingerprints are
+  included) on a scratch git project whose fake `opencode` is a shell script made only of
+  builtins: it reads the prompt, changes a file, prints an opencode JSON turn and exits; at
+  invocation N it writes `.automaker/.stop`, so the run ends after N attempts (exit 6).
+  Overhead = (aidd wall for N iterations - the fake alone, run N times) / N, for N = 1, 10, 100
+  (quick: 1, 10). N = 1 is mostly interpreter start-up; the marginal row (the slope between the
+  two largest N) is the steady cost of one more iteration. Target <= 50 ms.
+- processes per iteration: the same run under `strace -f`, counting every fork/vfork/clone
+  without CLONE_THREAD made by aidd's threads (kernel truth: nothing can start a process
+  unseen), by what it executed. Per iteration = the slope between N = 1 and N = 10, so
+  start-up calls (`opencode --version`) are not charged to iterations. Target <= 3.
+- `aidd --version` wall against `python -c pass`. Target <= 100 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.common import WORK, Result, env_with_repo, print_results, round_robin, timed
+
+BASE = WORK / "overhead"
+PROMPT_BYTES = 13_000  # about the size of a rendered onboarding prompt
+TARGET_OVERHEAD_S = 0.050
+TARGET_PROCESSES = 3
+TARGET_VERSION_S = 0.100
+# The fake CLI: dash builtins only (read, echo, printf, [), so it starts no process itself.
+SHIM = r"""#!/bin/sh
+case "$1" in --version) echo 1.18.33; exit 0;; esac
+while IFS= read -r _line; do :; done
+n=0
+[ -f .automaker/bench-count ] && read -r n < .automaker/bench-count
+n=$((n + 1))
+echo "$n" > .automaker/bench-count
+echo "change $n" > work.txt
+[ "$n" -ge "${BENCH_ITERATIONS:-1}" ] && echo stop > .automaker/.stop
+t='"timestamp":1,"sessionID":"ses_bench"'
+p='"sessionID":"ses_bench","messageID":"msg_bench"'
+printf '%s\n' \
+  "{\"type\":\"step_start\",$t,\"part\":{$p,\"type\":\"step-start\"}}" \
+  "{\"type\":\"text\",$t,\"part\":{$p,\"type\":\"text\",\"text\":\"done\"}}" \
+  "{\"type\":\"step_finish\",$t,\"part\":{$p,\"type\":\"step-finish\",\"reason\":\"stop\",\"cost\":0,\"tokens\":{\"input\":1,\"output\":1,\"reasoning\":0,\"cache\":{\"read\":0,\"write\":0}}}}"
+exit 0
+"""
+_FORK = re.compile(r"^(\d+) +(?:clone3?|fork|vfork)\((.*?)(?:\) += (\d+)| <unfinished \.\.\.>)$")
+_RESUMED = re.compile(r"^(\d+) +<\.\.\. (?:clone3?|fork|vfork) resumed>.*?\) += (\d+)$")
+_EXEC = re.compile(r'^(\d+) +execve\("([^"]+)".*(?:\) += (0)|<unfinished \.\.\.>)$')
+_EXEC_RESUMED = re.compile(r"^(\d+) +<\.\.\. execve resumed>.*\) += 0$")
+
+
+def shim_dir() -> Path:
+    folder = BASE / "bin"
+    folder.mkdir(parents=True, exist_ok=True)
+    shim = folder / "opencode"
+    if not shim.exists() or shim.read_text() != SHIM:
+        shim.write_text(SHIM)
+        shim.chmod(0o755)
+    return folder
+
+
+def aidd_env(iterations: int) -> dict[str, str]:
+    home = BASE / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    return env_with_repo({
+        "PATH": f"{shim_dir()}{os.pathsep}{os.environ.get('PATH', '')}",
+        "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
+        "AIDD_HOME": str(home / "aidd"), "BENCH_ITERATIONS": str(iterations),
+        "GIT_CEILING_DIRECTORIES": str(BASE),
+    })
+
+
+def fresh_project(env: dict[str, str]) -> Path:
+    """A git project with one commit (an existing codebase: onboarding prompts)."""
+    root = BASE / "project"
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    (root / "README.md").write_text("# bench\n")
+    for argv in (["init", "-q"], ["add", "-A"],
+                 ["-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "init"]):
+        subprocess.run(["git", *argv], cwd=root, env=env, check=True, capture_output=True)
+    return root
+
+
+def aidd_argv(project: Path) -> list[str]:
+    return [sys.executable, "-m", "aidd", "--project-dir", str(project), "--cli", "opencode"]
+
+
+def aidd_run(iterations: int) -> float:
+    env = aidd_env(iterations)
+    project = fresh_project(env)
+    return timed(aidd_argv(project), env=env, cwd=BASE, ok=(6,))
+
+
+def agent_alone(iterations: int) -> float:
+    """The fake run `iterations` times as aidd runs it: prompt on stdin, in the project."""
+    env = aidd_env(10**9)
+    prompt = b"x" * 99 + b"\n"
+    prompt *= PROMPT_BYTES // len(prompt)
+    with tempfile.TemporaryDirectory(dir=BASE) as scratch:
+        (Path(scratch) / ".automaker").mkdir()
+        start = time.perf_counter()
+        for _ in range(iterations):
+            subprocess.run([str(shim_dir() / "opencode")], input=prompt, cwd=scratch, env=env,
+                           capture_output=True, check=True)
+        return time.perf_counter() - start
+
+
+def overhead_rows(sizes: tuple[int, ...], repeat: int) -> list[Result]:
+    cases = {}
+    for n in sizes:
+        cases[f"aidd {n}"] = lambda n=n: aidd_run(n)
+        cases[f"agent {n}"] = lambda n=n: agent_alone(n)
+    times = round_robin(cases, repeat)
+    rows = []
+    for n in sizes:
+        per = [(a - f) / n for a, f in zip(times[f"aidd {n}"], times[f"agent {n}"], strict=True)]
+        limit = n > 1
+        rows.append(Result(
+            group="loop", case=f"supervisor overhead per iteration, {n} iteration(s)",
+            samples=per, floor="the fake agent alone, per iteration",
+            floor_samples=[f / n for f in times[f"agent {n}"]],
+            target=f"<= {TARGET_OVERHEAD_S * 1000:.0f} ms" if limit else "(start-up bound)",
+            met=statistics.median(per) <= TARGET_OVERHEAD_S if limit else None,
+            note=f"aidd wall for the whole run: {statistics.median(times[f'aidd {n}']):.3f} s",
+        ))
+    small, big = sizes[-2], sizes[-1]
+    slope = [((a2 - f2) - (a1 - f1)) / (big - small) for a1, f1, a2, f2 in zip(
+        times[f"aidd {small}"], times[f"agent {small}"], times[f"aidd {big}"],
+        times[f"agent {big}"], strict=True)]
+    rows.append(Result(
+        group="loop", case=f"marginal overhead of one more iteration ({small} -> {big})",
+        samples=slope, target=f"<= {TARGET_OVERHEAD_S * 1000:.0f} ms",
+        met=statistics.median(slope) <= TARGET_OVERHEAD_S,
+    ))
+    return rows
+
+
+# -- processes -------------------------------------------------------------------------------
+def traced_children(iterations: int) -> collections.Counter[str] | None:
+    """What aidd's own threads started, by executable name, in a run of `iterations`."""
+    strace = shutil.which("strace")
+    if strace is None:
+        return None
+    env = aidd_env(iterations)
+    project = fresh_project(env)
+    with tempfile.NamedTemporaryFile("r", dir=BASE, suffix=".strace") as trace:
+        argv = [strace, "-f", "-qq", "-s", "80", "-o", trace.name,
+                "-e", "trace=clone,clone3,fork,vfork,execve", *aidd_argv(project)]
+        done = subprocess.run(argv, cwd=BASE, env=env, capture_output=True, check=False)
+        if done.returncode != 6:
+            sys.exit(f"bench: traced aidd exited {done.returncode}: {done.stderr[-500:]!r}")
+        return count_children(trace.read().splitlines())
+
+
+def count_children(lines: list[str]) -> collections.Counter[str]:
+    """Processes created by the first traced process (aidd) or its threads, by what they ran."""
+    root: int | None = None
+    aidd = set()  # thread ids of the aidd process
+    pending: dict[int, bool] = {}  # tid -> the unfinished clone makes a thread
+    children: dict[int, str] = {}
+    execs: dict[int, str] = {}  # tid -> the path of its unfinished execve
+    for line in lines:
+        tid = int(line.split(" ", 1)[0])
+        if root is None:
+            root = tid
+            aidd.add(tid)
+        fork = _FORK.match(line)
+        resumed = _RESUMED.match(line)
+        if fork and fork.group(3) is None:
+            pending[tid] = "CLONE_THREAD" in fork.group(2)
+            continue
+        if fork:
+            new, thread = int(fork.group(3)), "CLONE_THREAD" in fork.group(2)
+        elif resumed:
+            new, thread = int(resumed.group(2)), pending.pop(tid, False)
+        else:
+            _note_exec(line, children, execs)
+            continue
+        if tid in aidd and thread:
+            aidd.add(new)
+        elif tid in aidd:
+            children[new] = "(no exec)"
+    return collections.Counter(children.values())
+
+
+def _note_exec(line: str, children: dict[int, str], execs: dict[int, str]) -> None:
+    """Name a child after the first program it executed successfully."""
+    match, resumed = _EXEC.match(line), _EXEC_RESUMED.match(line)
+    if match:
+        tid, path = int(match.group(1)), match.group(2)
+        if match.group(3) is None:
+            execs[tid] = path
+            return
+    elif resumed:
+        tid = int(resumed.group(1))
+        path = execs.pop(tid, "")
+    else:
+        return
+    if children.get(tid) == "(no exec)" and path:
+        children[tid] = Path(path).name
+
+
+def process_rows() -> list[Result]:
+    one, ten = traced_children(1), traced_children(10)
+    if one is None or ten is None:
+        return [Result(group="loop", case="processes started per iteration", samples=[0.0],
+                       unit="processes", note="strace not found: not measured")]
+    per = (sum(ten.values()) - sum(one.values())) / 9
+    return [Result(
+        group="loop", case="processes started per iteration (agent and git included)",
+        samples=[per], unit="processes", target=f"<= {TARGET_PROCESSES}",
+        met=per <= TARGET_PROCESSES,
+        note=f"whole run, 1 iteration: {dict(one)}; 10 iterations: {dict(ten)}",
+    )]
+
+
+# -- --version -------------------------------------------------------------------------------
+def version_rows(repeat: int) -> list[Result]:
+    env = env_with_repo()
+    cases = {
+        "version": lambda: timed([sys.executable, "-m", "aidd", "--version"], env=env),
+        "floor": lambda: timed([sys.executable, "-c", "pass"], env=env),
+    }
+    times = round_robin(cases, repeat)
+    median = statistics.median(times["version"])
+    return [Result(
+        group="startup", case="`aidd --version`", samples=times["version"],
+        floor="`python -c pass`", floor_samples=times["floor"],
+        target=f"<= {TARGET_VERSION_S * 1000:.0f} ms", met=median <= TARGET_VERSION_S,
+        note=f"above the floor: {(median - statistics.median(times['floor'])) * 1000:.0f} ms",
+    )]
+
+
+def run(quick: bool) -> list[Result]:
+    """The rows for `bench/run.py`."""
+    BASE.mkdir(parents=True, exist_ok=True)
+    sizes, repeat = ((1, 10), 3) if quick else ((1, 10, 100), 3)
+    return [*overhead_rows(sizes, repeat), *process_rows(), *version_rows(5 if quick else 15)]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    print_results(run(quick=args.quick))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
