@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from enum import Enum
@@ -271,8 +271,27 @@ def report_path(name: str, now: datetime) -> str:
     return f".automaker/audit-reports/{name}-{stamp}.md"
 
 
-def report_written(paths: ProjectPaths, name: str, since: float) -> Path | None:
-    """A report for exactly this audit, created or modified at or after `since` (epoch seconds).
+ReportSnapshot = Mapping[str, tuple[int, int]]
+
+
+def report_snapshot(paths: ProjectPaths) -> dict[str, tuple[int, int]]:
+    """(mtime_ns, size) of every report, taken when an audit phase starts (AUD-22).
+
+    Comparing with a snapshot instead of the wall clock: a file's timestamp may lag the clock
+    (coarse file-system time, a network server's clock), and a fresh report must never look
+    older than its phase."""
+    out: dict[str, tuple[int, int]] = {}
+    for path in _report_files(paths.audit_reports):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        out[path.name] = (st.st_mtime_ns, st.st_size)
+    return out
+
+
+def report_written(paths: ProjectPaths, name: str, before: ReportSnapshot) -> Path | None:
+    """A report for exactly this audit, created or changed since the snapshot `before`.
 
     The file name is the audit name in any case followed by `-`. A file that also starts with
     a longer audit's name or kebab form (`DEAD` vs `DEAD-CODE-…`, `dead-code-…`) is that
@@ -285,10 +304,11 @@ def report_written(paths: ProjectPaths, name: str, since: float) -> Path | None:
         if not lowered.startswith(prefix) or any(lowered.startswith(p) for p in longer):
             continue
         try:
-            if path.stat().st_mtime >= since:
-                return path
+            st = path.stat()
         except OSError:
             continue
+        if before.get(path.name) != (st.st_mtime_ns, st.st_size):
+            return path
     return None
 
 

@@ -208,6 +208,13 @@ class RunContext:
         self.check_stop()
 
     # -- audit phases (AUD-22, AUD-23) ---------------------------------------------------
+    def reports_snapshot(self, phase: Phase) -> dict[str, tuple[int, int]]:
+        if phase.audit is None:
+            return {}
+        from aidd.audit import report_snapshot
+
+        return report_snapshot(self.plan.paths)
+
     def findings_snapshot(self, phase: Phase) -> dict[str, int]:
         if phase.audit is None:
             return {}
@@ -238,7 +245,7 @@ class RunContext:
 
         if state.invalid_findings:
             return None
-        report = report_written(self.plan.paths, _audit(phase).name, state.started_wall)
+        report = report_written(self.plan.paths, _audit(phase).name, state.reports_before)
         return self.plan.paths.rel(report) if report is not None else None
 
 

@@ -6,7 +6,6 @@ count it, check stop, findings and progress. Attempts themselves live in `iterat
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 from aidd import policy
@@ -36,6 +35,8 @@ class Phase:
         match self.kind:
             case PhaseKind.MAIN:
                 return "main"
+            case PhaseKind.AUDIT if self.total == 1:
+                return f"audit: {name}"
             case PhaseKind.AUDIT:
                 return f"audit {self.index} of {self.total}: {name}"
             case PhaseKind.POST_COMPLETION_AUDIT:
@@ -114,7 +115,7 @@ class Supervisor:
         ctx.events.emit("phase_start", phase=phase.kind.value,
                         audit=phase.audit.name if phase.audit else None, index=phase.index,
                         total=phase.total, cycle=phase.cycle)
-        state = PhaseState(phase, time.time(), ctx.findings_snapshot(phase))
+        state = PhaseState(phase, ctx.reports_snapshot(phase), ctx.findings_snapshot(phase))
         end = self._iterate(phase, state)
         if end is PhaseEnd.MAX_ITERATIONS:
             ctx.say(f"{phase.label}: --max-iterations {ctx.settings.max_iterations} reached")
@@ -158,7 +159,7 @@ class PhaseState:
     """Per-phase counters (SUP-60, SUP-72)."""
 
     phase: Phase
-    started_wall: float  # time.time() at phase start, for report mtimes (AUD-22)
+    reports_before: dict[str, tuple[int, int]]  # report (mtime_ns, size) at phase start, AUD-22
     findings_before: dict[str, int] = field(default_factory=dict)
     index: int = 0
     stuck: int = 0

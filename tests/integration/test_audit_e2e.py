@@ -228,6 +228,7 @@ def test_only_a_report_for_this_audit_written_in_this_run_ends_it(
     (done,) = events(project, "mode_done")
     assert done["report"] == f"{REPORTS}/SECURITY-20990101-000000.md"
     assert events(project, "phase_end")[0]["iterations"] == 2
+    assert "Phase: audit: SECURITY\n" in log(project, 1)  # AUD-11: "i of N" only when N > 1
 
 
 # -- findings validated after each iteration (AUD-23) ----------------------------------------------

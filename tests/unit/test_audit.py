@@ -318,42 +318,53 @@ def test_report_path_is_utc() -> None:
     )
 
 
-def _report(project: ProjectPaths, name: str, mtime: float) -> Path:
+def _report(project: ProjectPaths, name: str, text: str = "# report\n") -> Path:
     project.audit_reports.mkdir(parents=True, exist_ok=True)
     path = project.audit_reports / name
-    path.write_text("# report\n")
-    os.utime(path, (mtime, mtime))
+    path.write_text(text)
     return path
 
 
-def test_report_must_be_written_after_the_phase_started(project: ProjectPaths) -> None:
-    start = 1_000_000.0
-    _report(project, "SECURITY-20260105-000000.md", start - 60)  # earlier today
-    assert audit.report_written(project, "SECURITY", start) is None
-    fresh = _report(project, "security-anything.md", start + 5)
-    assert audit.report_written(project, "SECURITY", start) == fresh
+def test_report_must_be_new_or_changed_since_the_phase_started(project: ProjectPaths) -> None:
+    old = _report(project, "SECURITY-20260105-000000.md")  # earlier today
+    os.utime(old, (2_000_000_000, 2_000_000_000))  # even a timestamp in the future
+    before = audit.report_snapshot(project)
+    assert audit.report_written(project, "SECURITY", before) is None
+    fresh = _report(project, "security-anything.md")
+    assert audit.report_written(project, "SECURITY", before) == fresh
+    fresh.unlink()
+    old.write_text("# report, rewritten in this phase\n")
+    assert audit.report_written(project, "SECURITY", before) == old
+
+
+def test_a_fresh_report_counts_whatever_its_timestamp(project: ProjectPaths) -> None:
+    """A file-system clock behind the wall clock must not hide a report (AUD-22)."""
+    before = audit.report_snapshot(project)
+    lagging = _report(project, "SECURITY-20260105-093015.md")
+    os.utime(lagging, (1_000_000, 1_000_000))
+    assert audit.report_written(project, "SECURITY", before) == lagging
 
 
 def test_report_name_must_match_exactly(project: ProjectPaths) -> None:
-    start = 1_000_000.0
-    _report(project, "SECURITY-20260105-093015.md", start + 1)
-    _report(project, "20260105-SEC.md", start + 1)
-    _report(project, "SEC.md", start + 1)
-    _report(project, "SEC-notes.txt", start + 1)
-    assert audit.report_written(project, "SEC", start) is None
-    _report(project, "SECURITY_HEADERS-20260105-093015.md", start + 1)
-    assert audit.report_written(project, "SECURITY", start) is not None
+    before = audit.report_snapshot(project)
+    _report(project, "SECURITY-20260105-093015.md")
+    _report(project, "20260105-SEC.md")
+    _report(project, "SEC.md")
+    _report(project, "SEC-notes.txt")
+    assert audit.report_written(project, "SEC", before) is None
+    _report(project, "SECURITY_HEADERS-20260105-093015.md")
+    assert audit.report_written(project, "SECURITY", before) is not None
 
 
 def test_report_of_a_longer_audit_name_does_not_count(project: ProjectPaths) -> None:
     _local(project, "DEAD", _definition("d"))
-    start = 1_000_000.0
-    _report(project, "DEAD_CODE-20260105-093015.md", start + 1)
-    _report(project, "dead-code-20260105-093015.md", start + 1)
-    assert audit.report_written(project, "DEAD", start) is None
-    mine = _report(project, "DEAD-20260105-093015.md", start + 1)
-    assert audit.report_written(project, "DEAD", start) == mine
+    before = audit.report_snapshot(project)
+    _report(project, "DEAD_CODE-20260105-093015.md")
+    _report(project, "dead-code-20260105-093015.md")
+    assert audit.report_written(project, "DEAD", before) is None
+    mine = _report(project, "DEAD-20260105-093015.md")
+    assert audit.report_written(project, "DEAD", before) == mine
 
 
 def test_no_report_folder_means_no_report(project: ProjectPaths) -> None:
-    assert audit.report_written(project, "SECURITY", 0.0) is None
+    assert audit.report_written(project, "SECURITY", {}) is None
