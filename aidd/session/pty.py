@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pexpect
 from pexpect import fdpexpect
+from pexpect.spawnbase import SpawnBase
 
 ROWS, COLUMNS = 50, 200
 READ_SIZE = 1 << 16
@@ -43,6 +44,7 @@ class Terminal:
         tty.setraw(slave)  # no OPOST, no echo, no line discipline surprises
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
         self.slave_fd = slave
+        os.set_blocking(master, False)
         self._reader = fdpexpect.fdspawn(master, timeout=0)
         self.master_fd = master
         self.eof = False
@@ -54,12 +56,19 @@ class Terminal:
             self.slave_fd = -1
 
     def read(self) -> bytes:
-        """What is available now (b"" if nothing); sets `eof` once every writer is gone."""
+        """What one read gives now (b"" if nothing); sets `eof` once every writer is gone.
+
+        One read, not a loop: a pty hands over at most about 4 KiB per read (its line
+        discipline's buffer), and a second read at once mostly waits for the kernel to refill
+        it. Handling each chunk in between overlaps that refill; gathering reads into 1 MiB
+        batches made 50 MiB about twice as slow (bench/output_bench.py). The master is
+        non-blocking, so pexpect's per-read select(2) is skipped.
+        """
         if self.eof:
             return b""
         try:
-            data: bytes = self._reader.read_nonblocking(READ_SIZE, timeout=0)
-        except pexpect.TIMEOUT:
+            data: bytes = _read_now(self._reader, READ_SIZE)
+        except BlockingIOError:
             return b""
         except (pexpect.EOF, OSError):
             self.eof = True
@@ -183,6 +192,11 @@ class AgentProcess:
         if self.pidfd >= 0:
             os.close(self.pidfd)
             self.pidfd = -1
+
+
+# fdspawn.read_nonblocking adds a select(2) per read; the fd is non-blocking already, so the
+# base class's plain os.read (with pexpect's EOF handling) is enough.
+_read_now = SpawnBase.read_nonblocking
 
 
 def _pidfd(pid: int) -> int:

@@ -13,6 +13,9 @@ from aidd.agents.base import LineParser
 
 # A line longer than this is not buffered for the parser (it still reaches the log whole).
 MAX_LINE = 8 << 20
+# How much of a plain partial line `wants` sees again with the next chunk: enough for a keyword
+# split between two chunks, without copying a huge line for every chunk (quadratic).
+_BOUNDARY = 64
 
 
 class Sink(Protocol):
@@ -26,6 +29,7 @@ class StreamRouter:
         self._sink = sink
         self._parser = parser
         self._line = bytearray()  # the current line so far
+        self._line_plain = True  # `wants` said no to everything in `_line`
         self._overflow = False
         self._hidden = False  # the current line is a raw JSON line (log only)
         self._at_start = True
@@ -57,17 +61,24 @@ class StreamRouter:
         """Nothing in the current line or this chunk can matter to the parser."""
         if (self._hidden and not self._at_start) or self._overflow:
             return False
-        return not _safe_wants(self._parser, bytes(self._line) + chunk)
+        if self._line and not self._line_plain:
+            return False
+        data = bytes(self._line[-_BOUNDARY:]) + chunk if self._line else chunk
+        return not _safe_wants(self._parser, data)
 
     def _skip(self, chunk: bytes) -> None:
         """The fast path for plain text: echo it whole, keep only the partial last line."""
         self._sink.agent(chunk, echo=True)
         newline = chunk.rfind(b"\n")
-        if newline < 0:
-            self._line += chunk
-        else:
+        if newline >= 0:
             self._line[:] = chunk[newline + 1 :]
-        self._at_start = not self._line
+        elif len(self._line) + len(chunk) > MAX_LINE:
+            self._overflow = True  # never parsed: the rest of this line goes to the log only
+            self._line.clear()
+        else:
+            self._line += chunk
+        self._line_plain = True
+        self._at_start = not self._line and not self._overflow
         self._hidden = False
 
     def _raw(self, segment: bytes) -> None:
@@ -85,6 +96,7 @@ class StreamRouter:
             self._line.clear()
         else:
             self._line += segment
+            self._line_plain = False
 
     def _complete(self) -> None:
         line = bytes(self._line).removesuffix(b"\n").removesuffix(b"\r")

@@ -9,6 +9,7 @@ Environment:
   FAKE_AGENT_RECORD  directory receiving inv-NNN.json per invocation (argv, cwd, env, stdin
                      digest, tty facts) and inv-NNN.stdin.jsonl (texts read by echo steps).
   FAKE_AGENT_VERSION what `--version` prints (default: a tested version of that CLI).
+  FAKE_AGENT_SESSIONS what `session list ...` prints (default `[]`); not an invocation.
 
 stdin by default: opencode/kilo read it all to EOF (like the real CLIs); claude reads the
 first stream-json line and records the decoded text of that user message.
@@ -35,6 +36,7 @@ Steps: one dict each; its main key names the action, other keys are options.
   {"ignore": ["TERM", "INT"]} this process ignores those signals from now on
   {"write_file": "path", "text": "..."}                         relative to the cwd
   {"close_output": true}      let go of the terminal (EOF) and keep running
+  {"mark": "name"}            write {"monotonic", "time"} to <records>/name (for benchmarks)
   {"exit": N}, {"die": "SEGV"}
 After the last step the fake exits 0.
 """
@@ -239,6 +241,9 @@ def step_echo_stdin(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
     """Read `arg` more lines of stdin; say each decoded text (or print it raw)."""
     for _ in range(int(arg)):
         line = sys.stdin.buffer.readline()
+        while agent.claude and b'"control_request"' in line:  # answered, like the real CLI
+            agent.write(b'{"type":"control_response","response":{"subtype":"success"}}\n')
+            line = sys.stdin.buffer.readline()
         if not line:
             agent.note_stdin("<EOF>")
             return
@@ -302,6 +307,15 @@ def step_write_file(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
     path.write_text(step.get("text", ""))
 
 
+def step_mark(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
+    """When this happened, on the clocks aidd and the tests share (after the last write)."""
+    if agent.record_dir is not None:
+        target = agent.record_dir / str(arg)
+        target.with_suffix(".tmp").write_text(
+            json.dumps({"monotonic": time.monotonic(), "time": time.time()}))
+        target.with_suffix(".tmp").replace(target)
+
+
 def step_die(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
     os.kill(os.getpid(), getattr(signal, f"SIG{arg}"))
 
@@ -329,6 +343,7 @@ STEPS = {
     "write_file": step_write_file,
     "die": step_die,
     "close_output": step_close_output,
+    "mark": step_mark,
 }
 DEFAULT = [{"init": True}, {"say": "ok"}, {"finish": True}]
 
@@ -356,6 +371,9 @@ def main() -> None:
     name, args = sys.argv[1], sys.argv[2:]
     if args == ["--version"]:
         print(os.environ.get("FAKE_AGENT_VERSION", VERSIONS.get(name, "0.0.0")))
+        return
+    if args[:2] == ["session", "list"]:  # opencode/kilo: asked when no sessionID was printed
+        print(os.environ.get("FAKE_AGENT_SESSIONS", "[]"))
         return
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_DFL)  # die quietly, as the real CLIs do
