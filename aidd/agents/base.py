@@ -78,6 +78,9 @@ class Signals:
     json_seen: bool = False
     assistant_seen: bool = False  # assistant text or a tool use (ADP-43)
     turns_ended: int = 0  # result events (claude) / final step_finish or error (opencode, kilo)
+    # Lines showing the agent at work; not the echo of aidd's own interrupt (claude's
+    # control_response, interrupted-turn result and the next init: see docs/real-clis.md).
+    progress: int = 0
     last_turn_ok: bool = True
     error: ErrorSignal | None = None
     rate_limit: RateLimitInfo = field(default_factory=RateLimitInfo)
@@ -155,6 +158,12 @@ class Adapter(Protocol):
 
     def relaunch_argv(self, binary: str, model: str | None, conversation_id: str) -> list[str]:
         """The nudge relaunch (ADP-10); only called when `nudge_method` is RELAUNCH."""
+        ...
+
+    def find_conversation(
+        self, binary: str, project_dir: Path, env: Mapping[str, str], since_s: float
+    ) -> str | None:
+        """The conversation of a run whose output named none yet (RELAUNCH only), else None."""
         ...
 
     def environment(self, base: Mapping[str, str], context: AgentContext) -> dict[str, str]: ...

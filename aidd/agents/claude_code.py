@@ -1,12 +1,15 @@
 """claude-code: `claude --print` with stream-json both ways; the prompt and every nudge are
-user messages on stdin (ADP-10, ADP-22, ADP-30, ADP-36, ADP-41)."""
+user messages on stdin, a nudge preceded by an interrupt request (ADP-10, ADP-22, ADP-30,
+ADP-36, ADP-41)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Callable, Mapping
 from datetime import datetime, tzinfo
+from pathlib import Path
 from typing import Any
 
 from aidd.agents.base import (
@@ -47,6 +50,8 @@ _ASSISTANT_ERRORS = {
     "billing_error": ErrorKind.FATAL,
     "server_error": ErrorKind.PROVIDER,
 }
+INTERRUPTED = "[Request interrupted by user]"
+_NUDGE_IDS = itertools.count(1)
 
 
 class StreamJsonParser:
@@ -73,6 +78,8 @@ class StreamJsonParser:
 
     def _line(self, raw: bytes) -> list[str]:
         event = decode_event(raw)
+        if event is None or not _interrupt_echo(event):
+            self._signals.progress += 1
         if event is None:
             self._plain(raw)
             return []
@@ -192,6 +199,8 @@ class StreamJsonParser:
 
     def _result_error(self, event: dict[str, Any], text: str) -> list[str]:
         status = as_status(event.get("api_error_status"))
+        if _interrupt_echo(event) and status is None and not text:
+            return [f"turn interrupted ({event.get('terminal_reason') or 'aborted'})"]
         kind = claude_result_error_kind(status, text)
         if kind is not None:
             self._signals.note_error(ErrorSignal(kind, text or str(event.get("subtype")), status))
@@ -224,6 +233,21 @@ _HANDLERS: dict[str, Callable[[StreamJsonParser, dict[str, Any]], list[str]]] = 
 }
 
 
+def _interrupt_echo(event: dict[str, Any]) -> bool:
+    """Lines claude prints because aidd interrupted it, not because the model answered: the
+    control_response, the `[Request interrupted by user]` echo, the aborted turn's result and
+    the init of the next turn (tests/fixtures/realcli/claude/hang_interrupt.stdout)."""
+    kind, subtype = event.get("type"), event.get("subtype")
+    if kind == "control_response" or (kind, subtype) in (
+        ("system", "init"), ("result", "error_during_execution")):
+        return True
+    if kind != "user":
+        return False
+    content = as_dict(event.get("message")).get("content")
+    texts = [as_dict(b).get("text") for b in content] if isinstance(content, list) else [content]
+    return INTERRUPTED in texts
+
+
 def _tokens(usage: dict[str, Any]) -> Tokens:
     return Tokens(
         input=as_int(usage.get("input_tokens")),
@@ -240,6 +264,14 @@ def _tool_result_line(block: dict[str, Any]) -> str:
     text = one_line(str(content or ""))
     marker = "error " if block.get("is_error") else ""
     return f"result: {marker}{str(block.get('tool_use_id') or '')[:12]}… {cut(text, 200)}"
+
+
+def interrupt_request() -> bytes:
+    """A stream-json control request that aborts the turn in progress. claude reads a user
+    message only between turns: without this a nudge waits behind a hung request for ever."""
+    request = {"type": "control_request", "request_id": f"aidd-nudge-{next(_NUDGE_IDS)}",
+               "request": {"subtype": "interrupt"}}
+    return json.dumps(request).encode("ascii") + b"\n"
 
 
 def user_message(text: str) -> bytes:
@@ -267,6 +299,11 @@ class ClaudeCode:
     def relaunch_argv(self, binary: str, model: str | None, conversation_id: str) -> list[str]:
         raise NotImplementedError("claude-code nudges through stdin (ADP-10)")
 
+    def find_conversation(
+        self, binary: str, project_dir: Path, env: Mapping[str, str], since_s: float
+    ) -> str | None:
+        return None  # never needed: claude nudges through stdin
+
     def environment(self, base: Mapping[str, str], context: AgentContext) -> dict[str, str]:
         return agent_environment(base, self.name, context)
 
@@ -274,7 +311,8 @@ class ClaudeCode:
         return user_message(prompt)
 
     def encode_nudge(self, text: str) -> bytes:
-        return user_message(text)
+        """Interrupt the current turn (if any), then the nudge as the next user message."""
+        return interrupt_request() + user_message(text)
 
     def new_parser(self, zone: tzinfo) -> StreamJsonParser:
         return StreamJsonParser(zone)

@@ -1,10 +1,11 @@
-"""opencode: `opencode run --format json`, prompt on stdin then EOF, nudges by resuming the
-conversation (ADP-10, ADP-30, ADP-37, ADP-42). kilocode reuses all of it."""
+"""opencode: `opencode run --format json --auto`, prompt on stdin then EOF, nudges by resuming
+the conversation (ADP-10, ADP-30, ADP-37, ADP-42). kilocode reuses all of it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import tzinfo
+from pathlib import Path
 from typing import Any
 
 from aidd.agents.base import (
@@ -31,6 +32,7 @@ from aidd.agents.render import (
     text_lines,
     tokens_line,
 )
+from aidd.agents.sessions import latest_session
 
 
 class RunJsonParser:
@@ -53,6 +55,7 @@ class RunJsonParser:
             return []
 
     def _line(self, raw: bytes) -> list[str]:
+        self._signals.progress += 1
         event = decode_event(raw)
         if event is None:
             self._plain(raw)
@@ -156,6 +159,12 @@ def _model_words(model: str | None) -> list[str]:
     return ["--model", model] if model else []
 
 
+# Without --auto, `run` auto-rejects every permission prompt: kilo 7.7 then fails (exit 1,
+# even for a plain shell command) and opencode 1.18 ends the run with exit 0 mid-task
+# (docs/real-clis.md). --auto approves what the config does not explicitly deny.
+_AUTO = "--auto"
+
+
 class OpenCode:
     name = "opencode"
     binary = "opencode"
@@ -166,11 +175,17 @@ class OpenCode:
     output_cancels_linger = False
 
     def argv(self, binary: str, model: str | None) -> list[str]:
-        return [binary, "run", "--format", "json", *_model_words(model)]
+        return [binary, "run", "--format", "json", _AUTO, *_model_words(model)]
 
     def relaunch_argv(self, binary: str, model: str | None, conversation_id: str) -> list[str]:
-        return [binary, "run", "--format", "json", "--session", conversation_id,
+        return [binary, "run", "--format", "json", "--session", conversation_id, _AUTO,
                 *_model_words(model)]
+
+    def find_conversation(
+        self, binary: str, project_dir: Path, env: Mapping[str, str], since_s: float
+    ) -> str | None:
+        """A run hung on its first request has printed no sessionID; its session is listed."""
+        return latest_session(binary, project_dir, env, since_s)
 
     def environment(self, base: Mapping[str, str], context: AgentContext) -> dict[str, str]:
         return agent_environment(base, self.name, context)

@@ -98,10 +98,12 @@ class _Attempt:
         self.router = StreamRouter(request.transcript, self.parser)
         self.policy = IdlePolicy(request.idle_nudge_s, request.idle_timeout_s)
         self.started = self.clock.monotonic()
+        self.started_epoch_s = self.clock.now().timestamp()
         self.idle = IdleMonitor(self.policy, self.started)
         self.wall_at = self.started + request.timeout_s if request.timeout_s > 0 else None
         self.linger_at: float | None = None
         self.nudge_outstanding = False
+        self.awaiting_answer = False  # a stdin nudge sent, no progress seen since
         self.turns_seen = 0
         self.nudges = 0
         self.launches = 0
@@ -191,10 +193,15 @@ class _Attempt:
 
     def _on_output(self, data: bytes) -> None:
         now = self.clock.monotonic()
-        self.idle.activity(now)
+        progress = self.parser.signals.progress
+        self.router.feed(data)
+        # After a stdin nudge, claude's echo of the interrupt is not an answer (SUP-20):
+        # only lines showing progress return the idle machine to stage 1.
+        if not self.awaiting_answer or self.parser.signals.progress > progress:
+            self.awaiting_answer = False
+            self.idle.activity(now)
         if self.linger_at is not None and self.adapter.output_cancels_linger:
             self.linger_at = None
-        self.router.feed(data)
         while self.turns_seen < self.parser.signals.turns_ended:
             self.turns_seen += 1
             self._turn_ended(now)
@@ -232,13 +239,16 @@ class _Attempt:
         if not self.proc.stdin.send(self.adapter.encode_nudge(self.req.nudge_text)):
             return "stdin is closed"
         self.nudge_outstanding = True
+        self.awaiting_answer = True
         self._nudge_sent(silence, "stdin")
         return None
 
     def _nudge_relaunch(self, silence: float) -> str | None:
         """Interrupt, then resume the same conversation with the nudge as the next message."""
         signals = self.parser.signals
-        conversation = signals.conversation_id
+        # A run hung on its first request printed no id; ask the CLI (docs/real-clis.md).
+        conversation = signals.conversation_id or self.adapter.find_conversation(
+            self.req.binary, self.req.project_dir, self.env, self.started_epoch_s)
         if conversation is None:
             return "no conversation id yet"
         self._nudge_sent(silence, "relaunch")

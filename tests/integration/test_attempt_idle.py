@@ -55,7 +55,7 @@ def test_opencode_is_resumed_with_the_nudge(fake_agent: FakeAgent, tmp_path: Pat
     run = run_fake_attempt(tmp_path, cli, model="prov/m", idle_nudge_s=0.5, idle_timeout_s=5)
     first, second = fake_agent.records()
     assert first["name"] == second["name"] == binary
-    assert second["argv"] == ["run", "--format", "json", "--session", "ses_X",
+    assert second["argv"] == ["run", "--format", "json", "--session", "ses_X", "--auto",
                               "--model", "prov/m"]
     assert second["stdin_sha256"] == hashlib.sha256(NUDGE.encode()).hexdigest()
     assert not pid_alive(first["pid"])

@@ -64,10 +64,11 @@ def test_a_prompt_the_agent_reads_late_never_blocks_its_output(
 @pytest.mark.parametrize(
     ("cli", "model", "argv"),
     [
-        ("opencode", None, ["run", "--format", "json"]),
-        ("opencode", "openai/gpt-x", ["run", "--format", "json", "--model", "openai/gpt-x"]),
-        ("kilocode", None, ["run", "--format", "json"]),
-        ("kilocode", "m", ["run", "--format", "json", "--model", "m"]),
+        ("opencode", None, ["run", "--format", "json", "--auto"]),
+        ("opencode", "openai/gpt-x", ["run", "--format", "json", "--auto", "--model",
+                                        "openai/gpt-x"]),
+        ("kilocode", None, ["run", "--format", "json", "--auto"]),
+        ("kilocode", "m", ["run", "--format", "json", "--auto", "--model", "m"]),
         ("claude-code", None, CLAUDE_WORDS),
         ("claude-code", "opus", [*CLAUDE_WORDS, "--model", "opus"]),
     ],

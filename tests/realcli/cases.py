@@ -29,6 +29,7 @@ class Case:
     only: tuple[str, ...] = ("claude", "opencode", "kilo")
     extra_args: dict[str, tuple[str, ...]] = field(default_factory=dict)  # cli -> added argv
     env_drop: tuple[str, ...] = ()  # variables removed from the CLI's environment
+    env_add: dict[str, str] = field(default_factory=dict)  # variables added to it
 
 
 def _err(kind: ReplyKind, retry_after_s: int = 2) -> Reply:
@@ -118,6 +119,14 @@ CASES: dict[str, Case] = {
         ),
         # claude retries 10 times with backoff up to ~37 s: about 3 minutes before it gives up
         Case("rate_limit_persistent", lambda p: [_err(ReplyKind.RATE_LIMIT, 1)], cap_s=300),
+        # the documented CLAUDE_CODE_MAX_RETRIES=0: the 429 result comes at once (aidd's e2e test)
+        Case(
+            "rate_limit_no_retry",
+            lambda p: [_err(ReplyKind.RATE_LIMIT, 1), Reply.final("Not reached.")],
+            cap_s=30,
+            only=("claude",),
+            env_add={"CLAUDE_CODE_MAX_RETRIES": "0"},
+        ),
         Case("server_error", lambda p: [_err(ReplyKind.SERVER_ERROR)], cap_s=300),
         Case("overloaded", lambda p: [_err(ReplyKind.OVERLOADED)], cap_s=300),
         Case("auth_error", lambda p: [_err(ReplyKind.AUTH_ERROR)], cap_s=300),

@@ -9,7 +9,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import clis, observe
+from aidd.agents.sessions import list_argv
+
+from . import clis
 from .drive import CliProcess
 from .mock_server import MockServer
 
@@ -21,9 +23,11 @@ def launch(
     sandbox: clis.Sandbox,
     pty: bool = True,
     env_drop: tuple[str, ...] = (),
+    env_add: dict[str, str] | None = None,
 ) -> CliProcess:
     """Start `argv` in the sandbox's project dir, with the CLI's env pointing at `mock`."""
     env = {k: v for k, v in clis.cli_env(cli, mock.url, sandbox.home).items() if k not in env_drop}
+    env |= env_add or {}
     return CliProcess(argv, env, sandbox.project, use_pty=pty)
 
 
@@ -77,10 +81,10 @@ def run_to_end(proc: CliProcess, cli: str, cap_s: float, results: int = 1) -> di
     return {"exit_code": None, "ended_by": "cap", **interrupt(proc)}
 
 
-def listed_session(cli: str, env: dict[str, str], cwd: Path) -> str | None:
-    """The newest session from `<cli> session list --format json`, when stdout had no id."""
+def session_listing(cli: str, env: dict[str, str], cwd: Path) -> bytes:
+    """`<cli> session list --format json ...` exactly as aidd runs it (aidd/agents/sessions.py)."""
     out = subprocess.run(
-        [str(clis.binary(cli)), "session", "list", "--format", "json", "--max-count", "1"],
+        list_argv(str(clis.binary(cli))),
         cwd=cwd,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -88,4 +92,4 @@ def listed_session(cli: str, env: dict[str, str], cwd: Path) -> str | None:
         timeout=30,
         check=False,
     )
-    return observe.session_id(out.stdout) or observe.first_id(out.stdout)
+    return out.stdout

@@ -16,7 +16,7 @@ from typing import Any
 from . import clis, observe, prompts
 from .cases import CASES, Action, Case
 from .drive import CliProcess
-from .flows import claude_interrupt_line, deliver, interrupt, launch, listed_session, run_to_end
+from .flows import claude_interrupt_line, deliver, interrupt, launch, run_to_end, session_listing
 from .mock_server import MockServer
 from .recording import sha256_text
 from .scenario import Scenario
@@ -52,7 +52,9 @@ def nudge_flow(
     sid = notes["session_id_before_nudge"] or observe.session_id(proc.capture.bytes_of("stdout"))
     notes["session_id_source"] = "stdout" if sid else "session list"
     if sid is None:
-        sid = listed_session(cli, clis.cli_env(cli, mock.url, sandbox.home), sandbox.project)
+        listing = session_listing(cli, clis.cli_env(cli, mock.url, sandbox.home), sandbox.project)
+        (out / f"{case.name}.session-list.json").write_bytes(listing)
+        sid = observe.first_id(listing)
         notes["session_id_from_list"] = sid
     if sid is None:
         return notes | {"relaunch": "impossible: no session id on stdout nor in session list"}
@@ -111,7 +113,7 @@ def record(cli: str, case: Case, version: str) -> dict[str, Any]:
     argv = clis.fresh_argv(cli) + list(case.extra_args.get(cli, ()))
     try:
         with MockServer(Scenario(case.replies(sandbox.project))) as mock:
-            proc = launch(cli, argv, mock, sandbox, case.pty, case.env_drop)
+            proc = launch(cli, argv, mock, sandbox, case.pty, case.env_drop, case.env_add)
             try:
                 deliver(proc, cli, case.prompt)
                 if case.action is Action.RUN:
@@ -154,6 +156,7 @@ def _meta(
         "argv": [Path(argv[0]).name, *argv[1:]],
         "stdin": "pipe",
         "env_dropped": list(case.env_drop),
+        "env_added": case.env_add,
         "stdout_stderr": "two ptys (raw, 200x50)" if case.pty else "two pipes",
         "sandbox_root": str(sandbox.root),
         "scenario": [{"kind": r.kind.value, "retry_after_s": r.retry_after_s} for r in replies],

@@ -220,3 +220,15 @@ def test_kilo_reports_an_auto_rejected_permission_as_an_error() -> None:
     info = meta("kilo", "write_outside")
     assert info["result"]["exit_code"] == 1
     assert [ln["kind"] for ln in info["stdout_lines"]][-1] == "error"
+
+
+def test_claude_without_retries_reports_the_429_at_once() -> None:
+    """CLAUDE_CODE_MAX_RETRIES=0 (documented): no api_retry, one request, the error result."""
+    evs = events("claude", "rate_limit_no_retry")
+    info = meta("claude", "rate_limit_no_retry")
+    result = of_type(evs, "result")[-1]
+    assert of_type(evs, "system", "api_retry") == []
+    assert sum(1 for r in info["requests"] if r["primary"]) == 1
+    assert (result["is_error"], result["api_error_status"]) == (True, 429)
+    assert "rate_limit_event" not in {e.get("type") for e in evs}  # API key: none, ever
+    assert info["result"]["duration_s"] < 10

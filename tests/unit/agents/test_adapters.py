@@ -28,10 +28,10 @@ def test_registry_keys_are_the_cli_values() -> None:
 @pytest.mark.parametrize(
     ("cli", "model", "argv"),
     [
-        ("opencode", None, ["/b/opencode", "run", "--format", "json"]),
+        ("opencode", None, ["/b/opencode", "run", "--format", "json", "--auto"]),
         ("opencode", "anthropic/sonnet",
-         ["/b/opencode", "run", "--format", "json", "--model", "anthropic/sonnet"]),
-        ("kilocode", None, ["/b/kilo", "run", "--format", "json"]),
+         ["/b/opencode", "run", "--format", "json", "--auto", "--model", "anthropic/sonnet"]),
+        ("kilocode", None, ["/b/kilo", "run", "--format", "json", "--auto"]),
         ("claude-code", None, ["/b/claude", *CLAUDE_WORDS]),
         ("claude-code", "opus", ["/b/claude", *CLAUDE_WORDS, "--model", "opus"]),
     ],
@@ -46,8 +46,8 @@ def test_relaunch_argv(cli: str) -> None:
     adapter = ADAPTERS[cli]
     assert adapter.nudge_method is NudgeMethod.RELAUNCH
     assert adapter.relaunch_argv("k", "m/x", "ses_X") == [
-        "k", "run", "--format", "json", "--session", "ses_X", "--model", "m/x"]
-    assert adapter.relaunch_argv("k", None, "ses_X")[-2:] == ["--session", "ses_X"]
+        "k", "run", "--format", "json", "--session", "ses_X", "--auto", "--model", "m/x"]
+    assert adapter.relaunch_argv("k", None, "ses_X")[-3:] == ["--session", "ses_X", "--auto"]
 
 
 def test_claude_has_no_relaunch() -> None:
@@ -102,8 +102,22 @@ def test_claude_prompt_is_one_user_message_line() -> None:
     message = json.loads(encoded)
     assert message == {"type": "user", "message": {"role": "user", "content": [
         {"type": "text", "text": PROMPT}]}}
-    assert json.loads(ClaudeCode().encode_nudge("status?"))["message"]["content"][0][
-        "text"] == "status?"
+
+
+def test_claude_nudge_interrupts_the_turn_then_sends_the_message() -> None:
+    """A user line alone waits behind a hung request (docs/real-clis.md, hang_interrupt)."""
+    first, second = ClaudeCode().encode_nudge("status?").splitlines()
+    request = json.loads(first)
+    assert request["type"] == "control_request"
+    assert request["request"] == {"subtype": "interrupt"}
+    assert request["request_id"].startswith("aidd-nudge-")
+    assert json.loads(second)["message"]["content"][0]["text"] == "status?"
+    again = json.loads(ClaudeCode().encode_nudge("x").splitlines()[0])
+    assert again["request_id"] != request["request_id"]
+
+
+def test_claude_needs_no_conversation_lookup(tmp_path: Path) -> None:
+    assert ClaudeCode().find_conversation("claude", tmp_path, {}, 0.0) is None
 
 
 def test_parsers_are_fresh_per_attempt() -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from aidd.agents.base import ErrorKind, LineParser
 from aidd.agents.registry import ADAPTERS
+from aidd.agents.sessions import pick_session
 from aidd.session.outcome import EndCause, classify
 from aidd.session.stream import StreamRouter
 
@@ -27,6 +28,7 @@ EXPECTED: dict[str, tuple[ErrorKind | None, int | None]] = {
     "big_prompt": (None, 0),
     "rate_limit": (None, 0),  # retried by the CLI itself, then recovered
     "rate_limit_persistent": (ErrorKind.RATE_LIMIT, 74),
+    "rate_limit_no_retry": (ErrorKind.RATE_LIMIT, 74),  # claude, CLAUDE_CODE_MAX_RETRIES=0
     "auth_error": (ErrorKind.FATAL, 8),
     "overloaded": (ErrorKind.PROVIDER, 72),
     "server_error": (ErrorKind.PROVIDER, 72),
@@ -122,3 +124,41 @@ def test_opencode_persistent_limit_reads_retry_after() -> None:
     parser, _, _ = replay("opencode", path)
     assert parser.signals.rate_limit.retry_after == "1"
     assert parser.signals.rate_limit.retry_after_ms == "1000"
+
+
+def test_claude_interrupt_echo_is_not_progress() -> None:
+    """After aidd's interrupt, claude prints a control_response, the interrupted-turn echo and
+    result and a new init: none of it is the model's answer (the idle machine ignores it)."""
+    path = FIXTURES / "claude" / "hang_interrupt.stdout"
+    if not path.exists():
+        pytest.skip("not recorded")
+    lines = path.read_bytes().splitlines()
+    parser = ADAPTERS["claude-code"].new_parser(UTC)
+    parser.line(lines[0])  # the first init
+    start = next(i for i, line in enumerate(lines) if b'"control_response"' in line)
+    answer = next(i for i, line in enumerate(lines) if b'"type":"assistant"' in line)
+    assert start < answer
+    before = parser.signals.progress
+    rendered = [text for line in lines[start:answer] for text in parser.line(line)]
+    assert parser.signals.progress == before
+    assert parser.signals.error is None  # the aborted turn is not the agent's error
+    assert "turn interrupted (aborted_streaming)" in rendered
+    parser.line(lines[answer])
+    assert parser.signals.progress == before + 1
+
+
+@pytest.mark.parametrize("cli", ["opencode", "kilo"])
+def test_recorded_session_list_names_the_hung_session(cli: str) -> None:
+    """`session list --format json`, recorded after a first-request hang (no sessionID printed),
+    still has the fields aidd picks the session by."""
+    listing = FIXTURES / cli / "hang.session-list.json"
+    if not listing.exists():
+        pytest.skip("not recorded")
+    data = meta(FIXTURES / cli / "hang.stdout")
+    (row,) = json.loads(listing.read_bytes())
+    assert {"id", "created", "directory"} <= set(row)
+    project = Path(row["directory"])
+    since_s = row["created"] / 1000
+    assert pick_session(listing.read_bytes(), project, since_s) == row["id"]
+    assert data["result"]["session_id_from_list"] == row["id"]
+    assert data["session_id"] is None  # nothing on stdout: why the listing is needed
