@@ -175,7 +175,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _error(exc.message)
         return int(exc.exit_code)
     except CrashReported as exc:
-        _error(f"internal error; traceback in {exc.log}")
+        what = f": {exc.summary}" if exc.summary else ""
+        _error(f"internal error{what}; traceback in {exc.log}")
         return int(ExitCode.GENERAL_ERROR)
     except KeyboardInterrupt:
         _error("interrupted")

@@ -61,6 +61,7 @@ class TemplateError(AiddError):
 class CrashReported(Exception):
     """An internal error whose traceback the run loop already wrote to `log` (REL-20)."""
 
-    def __init__(self, log: object) -> None:
+    def __init__(self, log: object, summary: str = "") -> None:
         super().__init__(str(log))
         self.log = log
+        self.summary = summary  # e.g. "OSError: [Errno 28] No space left on device"

@@ -33,10 +33,15 @@ def write_atomic(path: Path, data: bytes | str, mode: int | None = None) -> None
         raise
 
 
-def remove_stale_temps(directory: Path) -> None:
-    """Delete temp files an earlier, killed run left behind."""
-    with contextlib.suppress(OSError):
-        for entry in directory.iterdir():
-            if entry.name.startswith(TMP_PREFIX):
-                with contextlib.suppress(OSError):
-                    entry.unlink()
+def remove_stale_temps(*directories: Path) -> list[Path]:
+    """Delete temp files an earlier, killed run left behind in `directories` (not recursive);
+    returns what was deleted. Only call it while holding the project lock."""
+    removed = []
+    for directory in directories:
+        with contextlib.suppress(OSError):
+            for entry in directory.iterdir():
+                if entry.name.startswith(TMP_PREFIX) and not entry.is_dir():
+                    with contextlib.suppress(OSError):
+                        entry.unlink()
+                        removed.append(entry)
+    return removed

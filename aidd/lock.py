@@ -6,8 +6,8 @@ import contextlib
 import fcntl
 import json
 import os
-import socket
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -28,9 +28,9 @@ def process_start_ticks(pid: int) -> int | None:
 
 
 def read_lock(path: Path) -> dict[str, Any]:
-    """The lock file's JSON, or {} when it is missing or unreadable."""
+    """The lock file's JSON (its first line), or {} when it is missing or unreadable."""
     try:
-        data = json.loads(path.read_bytes())
+        data = json.loads(path.read_bytes().split(b"\n", 1)[0])
     except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -67,8 +67,12 @@ class ProjectLock:
     path: Path
     fd: int = -1
     reclaimed_pid: int | None = None
+    previous: dict[str, Any] = field(default_factory=dict)  # a dead holder's record
 
-    def acquire(self, started: datetime, argv: tuple[str, ...]) -> None:
+    def acquire(self, started: datetime, argv: tuple[str, ...],
+                extra: Mapping[str, object] | None = None) -> None:
+        """Take the lock or raise LockHeldError; `extra` joins the record (e.g. the agents'
+        mark, REL-1)."""
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -83,16 +87,21 @@ class ProjectLock:
         old = read_lock(self.path)
         if old and isinstance(old.get("pid"), int) and old["pid"] != os.getpid():
             self.reclaimed_pid = old["pid"]
+            self.previous = old
         record = {
             "pid": os.getpid(),
             "pid_start": process_start_ticks(os.getpid()),
-            "host": socket.gethostname(),
+            "host": os.uname().nodename,
             "aidd_version": __version__,
             "started_at": started.isoformat(timespec="seconds"),
             "argv": list(argv),
+            **(extra or {}),
         }
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, (json.dumps(record) + "\n").encode(), 0)
+        data = (json.dumps(record) + "\n").encode()
+        # Written in place (a rename would break the flock). Overwrite first, then cut: a kill in
+        # between leaves the whole new record as the first line, which is all readers parse.
+        os.pwrite(fd, data, 0)
+        os.ftruncate(fd, len(data))
 
     def release(self) -> None:
         if self.fd < 0:

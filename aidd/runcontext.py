@@ -6,6 +6,7 @@ takes: stop watching, clean the logs, `run_end`, release the lock.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import traceback
@@ -152,9 +153,21 @@ class RunContext:
 
     # -- shutdown (EXIT-6) ---------------------------------------------------------------
     def finish(self, code: int, reason: EndReason) -> None:
-        if self.transcript is not None:
-            self.transcript.close()
-            self.transcript = None
+        """Close the log, clean, `run_end`; the lock is released and the signal handlers are
+        restored even when a full disk makes the rest fail (REL-21)."""
+        try:
+            self._wind_down(code, reason)
+        except OSError as exc:
+            self.say(f"shutdown incomplete: {exc}", "WARN")
+        finally:
+            self.plan.lock.release()
+            if callable(self._restore_signals):
+                self._restore_signals()
+
+    def _wind_down(self, code: int, reason: EndReason) -> None:
+        transcript, self.transcript = self.transcript, None
+        if transcript is not None:
+            transcript.close()
         if self._watcher is not None:
             self._watcher.close()
         if not self.settings.no_clean:
@@ -169,9 +182,6 @@ class RunContext:
             duration_s=round((self.clock.now() - self.plan.started).total_seconds(), 3),
             tokens=c.tokens or None, cost_usd=c.cost_usd,
         )
-        self.plan.lock.release()
-        if callable(self._restore_signals):
-            self._restore_signals()
 
     def _clean_logs(self) -> None:
         from aidd.logclean import clean_log
@@ -185,12 +195,16 @@ class RunContext:
     def report_crash(self, exc: BaseException) -> Path:
         text = "".join(traceback.format_exception(exc))
         if self.transcript is not None:
-            self.transcript.message(f"internal error: {exc!r}", level="ERROR")
-            self.transcript.message(text.rstrip(), level="ERROR")
-            return self.transcript.path
+            try:
+                self.transcript.message(f"internal error: {exc!r}", level="ERROR")
+                self.transcript.message(text.rstrip(), level="ERROR")
+                return self.transcript.path
+            except OSError:  # the log itself failed (disk full, REL-21): use a crash file
+                pass
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         path = self.plan.paths.automaker / f"aidd-crash-{stamp}.txt"
-        path.write_text(text, encoding="utf-8")
+        with contextlib.suppress(OSError):  # nowhere to write it; the shutdown must still run
+            path.write_text(text, encoding="utf-8")
         return path
 
     # -- project facts used between phases ----------------------------------------------

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -19,11 +19,13 @@ from aidd.audit import AuditDefinition, all_runnable, resolve_audits
 from aidd.clock import SystemClock
 from aidd.config import Settings
 from aidd.errors import AgentCliError, NotFoundError, UsageError
+from aidd.fsio import remove_stale_temps
 from aidd.lock import ProjectLock
 from aidd.project.detect import Origin, detect_origin
 from aidd.project.filters import FeatureFilter
 from aidd.project.paths import ProjectPaths
 from aidd.prompts.render import PromptRenderer
+from aidd.reap import MARK_VAR, new_mark, reap_previous
 
 
 @dataclass(frozen=True)
@@ -62,9 +64,15 @@ def prepare_run(settings: Settings, paths: ProjectPaths,
     if untested:
         warnings.append(untested)
     started = SystemClock().now()
-    lock = _claim_project(paths, started, settings.argv)
+    mark = new_mark()
+    settings = replace(settings, environ={**settings.environ, MARK_VAR: mark})
+    lock = _claim_project(paths, started, settings, mark)
     if lock.reclaimed_pid is not None:
         warnings.append(f"reclaimed the lock of an aidd that is gone (pid {lock.reclaimed_pid})")
+        warnings.extend(_reap_orphans(lock, paths))
+    # LAY-12: temp files of a killed run, wherever aidd writes whole files (sync targets and
+    # nested scaffolding excepted: finding those would mean walking the whole project).
+    remove_stale_temps(paths.root, paths.automaker, paths.iterations, paths.audits)
     return RunPlan(settings, paths, feature_filter, adapter, binary, cli_version, audit_queue,
                    post_audits, origin, renderer, lock, started, tuple(warnings))
 
@@ -147,11 +155,25 @@ def _check_spec(settings: Settings, paths: ProjectPaths, origin: Origin, *,
         )
 
 
-def _claim_project(paths: ProjectPaths, started: datetime, argv: tuple[str, ...]) -> ProjectLock:
+def _claim_project(paths: ProjectPaths, started: datetime, settings: Settings,
+                   mark: str) -> ProjectLock:
     try:
         paths.automaker.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise NotFoundError(f"--project-dir {paths.root} cannot be created ({exc})") from None
     lock = ProjectLock(paths.lock)
-    lock.acquire(started, argv)
+    try:
+        lock.acquire(started, settings.argv,
+                     {"agent_mark": mark, "keep_children": settings.keep_children})
+    except OSError as exc:
+        raise NotFoundError(f"cannot write the lock {paths.lock} ({exc.strerror or exc})") from None
     return lock
+
+
+def _reap_orphans(lock: ProjectLock, paths: ProjectPaths) -> list[str]:
+    """REL-1: the agent tree of an aidd killed with SIGKILL is still running; kill it now."""
+    reaped = reap_previous(lock.previous, paths.events, SystemClock())
+    if not reaped:
+        return []
+    names = ", ".join(o.label() for o in reaped)
+    return [f"killed {len(reaped)} processes left running by that aidd's agent: {names}"]

@@ -64,7 +64,7 @@ class Supervisor:
         except Exception as exc:
             log = ctx.report_crash(exc)
             ctx.finish(int(ExitCode.GENERAL_ERROR), EndReason.ERROR)
-            raise CrashReported(log) from exc
+            raise CrashReported(log, f"{type(exc).__name__}: {exc}") from exc
         ctx.finish(code, reason)
         return code
 
