@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from aidd.supervisor import Phase, PhaseState
 
 STUCK_LIMIT = 3
+# ADP-44: the one line names the cause (the CLI's own words) and a hint; fatal causes are
+# authentication (401/403, login), billing, or permissions (e.g. claude refusing to run as root).
+FATAL_HINT = "fix the agent CLI's authentication, billing or permissions, then run aidd again"
 
 
 @dataclass(frozen=True)
@@ -102,7 +105,7 @@ def count(ctx: RunContext, attempt: Attempt) -> None:
     if not (out.result == ExitCode.TIMEOUT_OR_SIGNAL and s.continue_on_timeout):
         c.consecutive_failures += 1
     if out.outcome is Outcome.FATAL:
-        message = out.message or "the agent CLI cannot work without a human"
+        message = f"{out.message or 'the agent CLI cannot work without a human'} ({FATAL_HINT})"
         ctx.say(f"fatal: {message}", level="ERROR")
         raise RunExit(ExitCode.CLI_ERROR, EndReason.FATAL, message)
     if s.quit_on_abort and c.consecutive_failures >= s.quit_on_abort:

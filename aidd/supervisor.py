@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from aidd import policy
 from aidd.audit import AuditDefinition
 from aidd.clock import Clock
-from aidd.errors import CrashReported, ExitCode
+from aidd.errors import AgentCliError, AiddError, CrashReported, ExitCode
 from aidd.iteration import Attempt, IterationRunner
 from aidd.outcomes import EndReason, PhaseEnd, PhaseKind, RunExit
 from aidd.prompts.context import InvalidFinding
@@ -53,7 +53,7 @@ class Supervisor:
     # -- the run -------------------------------------------------------------------------
     def run(self) -> int:
         ctx = self.ctx
-        code, reason = int(ExitCode.SUCCESS), EndReason.DONE
+        code, reason, fatal = int(ExitCode.SUCCESS), EndReason.DONE, ""
         try:
             ctx.begin()
             self._phases()
@@ -61,11 +61,18 @@ class Supervisor:
                 code, reason = int(ExitCode.PROJECT_COMPLETE), EndReason.COMPLETED
         except RunExit as exit_:
             code, reason = exit_.code, exit_.reason
+            fatal = exit_.message if reason is EndReason.FATAL else ""
+        except AiddError as exc:  # a known error mid-run, e.g. a template that fails (PRM-13)
+            ctx.say(exc.message, level="ERROR")
+            ctx.finish(int(exc.exit_code), EndReason.ERROR)
+            raise
         except Exception as exc:
             log = ctx.report_crash(exc)
             ctx.finish(int(ExitCode.GENERAL_ERROR), EndReason.ERROR)
             raise CrashReported(log, f"{type(exc).__name__}: {exc}") from exc
         ctx.finish(code, reason)
+        if fatal:  # LOG-7, ADP-44: after the shutdown, one line on stderr (`cli.main`), exit 8
+            raise AgentCliError(f"fatal: {fatal}")
         return code
 
     def _phases(self) -> None:

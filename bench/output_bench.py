@@ -200,6 +200,9 @@ def _rows(mib: int, samples: dict[str, list[float]], aidd: AiddRun,
     first = rows[0]
     if head and first.ratio is not None:
         first.met = first.ratio <= 2.0
+        first.note = ("out of reach through a pty: the bare pty loop alone costs "
+                      f"{rows[2].ratio:.1f}x this floor; aidd is {rows[1].ratio:.2f}x the bare loop"
+                      if rows[1].ratio is not None and rows[2].ratio is not None else "")
     return rows
 
 

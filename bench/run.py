@@ -114,16 +114,19 @@ def _ram() -> str:
     return "unknown"
 
 
-_NUMBER = re.compile(r"([0-9]+(?:\.[0-9]+)?)")
+_TARGET = re.compile(r"^(?:<=|≤|within \+-)\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|%|MB|x)?\s*$")
 
 
 def margin(result: Result) -> str:
-    """How far the median is from the target's number, when the target names one."""
-    match = _NUMBER.search(result.target)
+    """How far the median is from a target of the form `<= N unit`, `<= Nx` or `within +-N s`
+    (a target in ms is compared with a median in s); "" for any other target."""
+    match = _TARGET.match(result.target.strip())
     if match is None:
         return ""
-    limit = float(match.group(1))
-    value = result.ratio if result.target.rstrip().endswith("x") and result.ratio else result.median
+    limit, unit = float(match.group(1)), match.group(2) or ""
+    if unit == "ms" and result.unit.startswith("s"):
+        limit /= 1000
+    value = result.ratio if unit == "x" else result.median
     if not limit or value is None:
         return ""
     return f"{value:.4g} vs {limit:g} ({(value - limit) / limit * 100:+.0f} %)"

@@ -35,6 +35,8 @@ Steps: one dict each; its main key names the action, other keys are options.
                               start a (grand)child; detach = double fork + setsid
   {"ignore": ["TERM", "INT"]} this process ignores those signals from now on
   {"write_file": "path", "text": "..."}                         relative to the cwd
+  {"snapshot": "path", "as": "name"}  copy a file (relative to the cwd) to <records>/name,
+                              or note its absence there as "<missing>"
   {"close_output": true}      let go of the terminal (EOF) and keep running
   {"mark": "name"}            write {"monotonic", "time"} to <records>/name (for benchmarks)
   {"exit": N}, {"die": "SEGV"}
@@ -307,6 +309,14 @@ def step_write_file(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
     path.write_text(step.get("text", ""))
 
 
+def step_snapshot(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
+    """What a file held while this invocation ran (e.g. the status.md aidd wrote before it)."""
+    if agent.record_dir is not None:
+        source = Path(arg)
+        data = source.read_bytes() if source.is_file() else b"<missing>"
+        (agent.record_dir / str(step["as"])).write_bytes(data)
+
+
 def step_mark(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
     """When this happened, on the clocks aidd and the tests share (after the last write)."""
     if agent.record_dir is not None:
@@ -341,6 +351,7 @@ STEPS = {
     "spawn": step_spawn,
     "ignore": step_ignore,
     "write_file": step_write_file,
+    "snapshot": step_snapshot,
     "die": step_die,
     "close_output": step_close_output,
     "mark": step_mark,

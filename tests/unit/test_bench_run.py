@@ -85,6 +85,14 @@ def test_margin_uses_the_ratio_for_a_times_target() -> None:
     assert bench_run.margin(Result("g", "c", [1.0], target="linear")) == ""
 
 
+def test_margin_converts_milliseconds_and_skips_formulas() -> None:
+    r = Result("g", "c", [0.04], target="<= 50 ms")
+    assert bench_run.margin(r) == "0.04 vs 0.05 (-20 %)"
+    assert bench_run.margin(Result("g", "c", [0.2], target="<= grace + 1 s")) == ""
+    assert bench_run.margin(Result("g", "c", [0.002], target="within +-0.1 s")) == (
+        "0.002 vs 0.1 (-98 %)")
+
+
 def test_main_writes_the_report_and_fails_on_a_broken_module(bench_dir: Path,
                                                              tmp_path: Path) -> None:
     out = tmp_path / "docs" / "benchmarks.md"
