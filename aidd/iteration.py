@@ -146,8 +146,14 @@ class IterationRunner:
         write_status(paths, render_status_text(report))
 
     def _fingerprint(self) -> str | None:
+        """The tree before the agent runs: the previous stuck check's, when one just ran. What
+        sync wrote since then counts as this iteration's change, so it never makes a false
+        stuck."""
+        carried, self.ctx.last_fingerprint = self.ctx.last_fingerprint, None
         if self.ctx.settings.max_iterations is not None:
             return None
+        if carried is not None:
+            return carried
         from aidd.fingerprint import fingerprint
 
         return fingerprint(self.ctx.plan.paths.root)

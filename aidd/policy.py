@@ -121,7 +121,9 @@ def stuck(ctx: RunContext, state: PhaseState, attempt: Attempt) -> bool:
         return False
     from aidd.fingerprint import fingerprint
 
-    same = fingerprint(ctx.plan.paths.root) == attempt.fingerprint_before
+    after = fingerprint(ctx.plan.paths.root)
+    ctx.last_fingerprint = after
+    same = after == attempt.fingerprint_before
     if not same:
         state.stuck, state.stuck_numbers = 0, ()
     elif attempt.outcome.outcome is Outcome.SUCCESS:

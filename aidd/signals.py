@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import threading
 from collections.abc import Callable
@@ -22,6 +24,14 @@ class Interrupt:
         self.name: str | None = None
         self.urgent = False
         self.on_signal: Callable[[str], None] | None = None
+        self._wake_r, self._wake_w = os.pipe()  # non-inheritable
+        os.set_blocking(self._wake_w, False)
+
+    def fileno(self) -> int:
+        """Readable once a signal has arrived, so a poll(2) waiting on it wakes at once. Without
+        it nothing would: PEP 475 runs the handler, then restarts the poll with its remaining
+        timeout."""
+        return self._wake_r
 
     def is_set(self) -> bool:
         return self._event.is_set()
@@ -30,6 +40,8 @@ class Interrupt:
         return self._event.wait(timeout)
 
     def trigger(self, name: str) -> None:
+        with contextlib.suppress(OSError):  # full: already readable
+            os.write(self._wake_w, b"\0")
         if self._event.is_set():
             self.urgent = True
             return

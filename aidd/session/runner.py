@@ -39,6 +39,10 @@ class InterruptFlag(Protocol):
 
     def is_set(self) -> bool: ...
 
+    def fileno(self) -> int:
+        """Becomes readable when the flag is set (wakes the attempt's poll)."""
+        ...
+
     @property
     def name(self) -> str | None: ...
 
@@ -164,7 +168,7 @@ class _Attempt:
 
     def _timeout(self, now: float) -> float:
         deadlines = [d for d in (self.idle.due(), self.wall_at, self.linger_at) if d is not None]
-        cap = 5.0 if self.req.interrupt is None else 0.2  # a signal cannot wake poll(2)
+        cap = 5.0
         if self.proc.pidfd < 0:
             cap = min(cap, 0.1)  # no pidfd: notice the exit by polling
         return max(0.0, min([cap, *(d - now for d in deadlines)]))
@@ -177,6 +181,9 @@ class _Attempt:
             poller.register(terminal.master_fd, select.POLLIN)
         if self.proc.pidfd >= 0:
             poller.register(self.proc.pidfd, select.POLLIN)
+        interrupt = self.req.interrupt
+        if interrupt is not None and not interrupt.is_set():  # once set, it would never block
+            poller.register(interrupt.fileno(), select.POLLIN)
         ready = poller.poll(math.ceil(timeout_s * 1000))
         if terminal.eof or not any(fd == terminal.master_fd for fd, _ in ready):
             return 0
