@@ -81,6 +81,8 @@ def format_duration(seconds: float) -> str:
     """`Xs`, `Xm Ys` or `Xh Ym Zs` (SUP-96)."""
     total = round(seconds)
     if total < 60:
+        if seconds < 1:
+            return f"{seconds:.2f}s"  # a quick attempt reads 0.04s, not 0.0s
         return f"{seconds:.1f}s" if seconds < 10 else f"{total}s"
     minutes, secs = divmod(total, 60)
     if minutes < 60:
