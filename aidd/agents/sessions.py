@@ -6,14 +6,12 @@ is due; the session exists already, and `<cli> session list --format json` names
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import signal
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from aidd.agents.cliproc import run_cli
 
 LIST_LIMIT = 20  # sessions of other directories may share the project (all non-git dirs do)
 SLACK_MS = 2000  # clock granularity between aidd's start time and the CLI's `created`
@@ -50,21 +48,9 @@ def latest_session(
 ) -> str | None:
     """Ask the CLI for its sessions (same environment and directory as the run); None on any
     trouble: the nudge is then reported as not delivered (ADP-32)."""
-    try:
-        proc = subprocess.Popen(
-            list_argv(binary), cwd=project_dir, env=dict(env), stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            start_new_session=True,  # so a timeout can kill the whole group
-        )
-    except OSError:
+    out = run_cli(list_argv(binary), env=env, timeout_s=timeout_s, cwd=project_dir)
+    if out is None:
         return None
-    with proc:
-        try:
-            out, _ = proc.communicate(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            return None
     return pick_session(out, project_dir, since_s)
 
 

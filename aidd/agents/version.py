@@ -3,14 +3,11 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import signal
-import subprocess
 from collections.abc import Mapping
 
 from aidd.agents.base import Adapter
+from aidd.agents.cliproc import run_cli
 
 UNKNOWN = "unknown"
 _NUMBER = re.compile(r"\d+\.\d+(?:\.\d+)?")
@@ -20,24 +17,9 @@ def probe_version(
     binary: str, env: Mapping[str, str] | None = None, timeout_s: float = 10.0
 ) -> str:
     """`<binary> --version` with stdin closed: its first non-empty line, else `unknown`."""
-    try:
-        proc = subprocess.Popen(
-            [binary, "--version"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=None if env is None else dict(env),
-            start_new_session=True,  # so a timeout can kill the whole group
-        )
-    except OSError:
+    out = run_cli([binary, "--version"], env=env, timeout_s=timeout_s, stderr_too=True)
+    if out is None:
         return UNKNOWN
-    with proc:
-        try:
-            out, _ = proc.communicate(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            return UNKNOWN
     for line in out.decode("utf-8", "replace").splitlines():
         if line.strip():
             return line.strip()

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from tests.conftest import FakeAgent
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -63,3 +67,28 @@ def tree_snapshot(root: Path) -> set[str]:
     if not root.exists():
         return set()
     return {str(p.relative_to(root)) for p in root.rglob("*")}
+
+
+@pytest.fixture
+def env(fake_agent: FakeAgent, aidd_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """`aidd_env` with the fake agent CLIs first on PATH. git never finds a repository above
+    the test's tmp dir, so "outside git" means it."""
+    keys = ("PATH", "FAKE_AGENT_PYTHON", "FAKE_AGENT_SCRIPT", "FAKE_AGENT_RECORD")
+    return {**aidd_env, **{k: os.environ[k] for k in keys},
+            "GIT_CEILING_DIRECTORIES": str(tmp_path)}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An existing codebase, outside git."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "README.md").write_text("existing code\n")
+    return root
+
+
+def events(root: Path, name: str | None = None) -> list[dict[str, Any]]:
+    """The project's events.jsonl, all or those named `name`."""
+    lines = (root / ".automaker" / "events.jsonl").read_text().splitlines()
+    found = [json.loads(line) for line in lines]
+    return [e for e in found if name is None or e["event"] == name]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import signal
 import subprocess
@@ -23,7 +22,7 @@ import pytest
 import aidd
 from tests.conftest import FakeAgent
 from tests.fakes.attempt import pid_alive
-from tests.integration.conftest import REPO, RunAidd, tree_snapshot
+from tests.integration.conftest import REPO, RunAidd, events, tree_snapshot
 
 SPEC = Path("/work/shared/spec")
 FAST = ("--idle-nudge-timeout", "5", "--idle-timeout", "10", "--timeout", "30")
@@ -32,28 +31,6 @@ FAIL: list[dict[str, Any]] = [{"say": "broken"}, {"exit": 3}]
 
 
 # -- fixtures and helpers ----------------------------------------------------------------------
-@pytest.fixture
-def env(fake_agent: FakeAgent, aidd_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
-    keys = ("PATH", "FAKE_AGENT_PYTHON", "FAKE_AGENT_SCRIPT", "FAKE_AGENT_RECORD")
-    return {**aidd_env, **{k: os.environ[k] for k in keys},
-            "GIT_CEILING_DIRECTORIES": str(tmp_path)}
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """An existing codebase, outside git."""
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "README.md").write_text("existing code\n")
-    return root
-
-
-def events(root: Path, name: str | None = None) -> list[dict[str, Any]]:
-    lines = (root / ".automaker" / "events.jsonl").read_text().splitlines()
-    found = [json.loads(line) for line in lines]
-    return [e for e in found if name is None or e["event"] == name]
-
-
 def iterations(root: Path) -> Path:
     return root / ".automaker" / "iterations"
 

@@ -16,19 +16,13 @@ import pytest
 
 from aidd.audit import SEVERITY_REFERENCE
 from tests.conftest import FakeAgent
-from tests.integration.conftest import REPO, RunAidd, tree_snapshot
+from tests.integration.conftest import REPO, RunAidd, events, tree_snapshot
 
 FAST = ("--idle-nudge-timeout", "5", "--idle-timeout", "10", "--timeout", "30")
 SAY = [{"say": "looked around"}, {"finish": "stop"}]
 AUDITS = REPO / "prompts" / "audits"
 FEATURES = ".automaker/features"
 REPORTS = ".automaker/audit-reports"
-
-
-@pytest.fixture
-def env(fake_agent: FakeAgent, aidd_env: dict[str, str]) -> dict[str, str]:
-    keys = ("PATH", "FAKE_AGENT_PYTHON", "FAKE_AGENT_SCRIPT", "FAKE_AGENT_RECORD")
-    return {**aidd_env, **{k: os.environ[k] for k in keys}}
 
 
 @pytest.fixture
@@ -75,12 +69,6 @@ def definition(root: Path, name: str, text_body: str, **meta: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(f"---\n{head}---\n{text_body}")
     return path
-
-
-def events(root: Path, name: str | None = None) -> list[dict[str, Any]]:
-    lines = (root / ".automaker" / "events.jsonl").read_text().splitlines()
-    found = [json.loads(line) for line in lines]
-    return [e for e in found if name is None or e["event"] == name]
 
 
 def prompt(root: Path, number: int) -> str:

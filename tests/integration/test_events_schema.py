@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import re
 import signal
 import subprocess
@@ -19,8 +18,6 @@ import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from tests.conftest import FakeAgent
 from tests.integration.conftest import REPO, RunAidd
@@ -197,21 +194,6 @@ def test_the_validator_rejects_what_the_schema_forbids() -> None:
 
 
 # -- real runs ---------------------------------------------------------------------------------
-@pytest.fixture
-def env(fake_agent: FakeAgent, aidd_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
-    keys = ("PATH", "FAKE_AGENT_PYTHON", "FAKE_AGENT_SCRIPT", "FAKE_AGENT_RECORD")
-    return {**aidd_env, **{k: os.environ[k] for k in keys},
-            "GIT_CEILING_DIRECTORIES": str(tmp_path)}
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "README.md").write_text("existing code\n")
-    return root
-
-
 def _complete(root: Path) -> None:
     feature = root / ".automaker" / "features" / "feature-1-a" / "feature.json"
     feature.parent.mkdir(parents=True)

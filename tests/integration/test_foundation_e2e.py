@@ -20,12 +20,6 @@ FAST = ("--idle-nudge-timeout", "20", "--idle-timeout", "40", "--timeout", "60")
 
 
 @pytest.fixture
-def env(fake_agent: FakeAgent, aidd_env: dict[str, str]) -> dict[str, str]:
-    keys = ("PATH", "FAKE_AGENT_PYTHON", "FAKE_AGENT_SCRIPT", "FAKE_AGENT_RECORD")
-    return {**aidd_env, **{k: os.environ[k] for k in keys}}
-
-
-@pytest.fixture
 def project(tmp_path: Path) -> Path:
     """An existing codebase with one failing feature, so no run ends by completion."""
     root = tmp_path / "proj"

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import FakeAgent
-from tests.integration.conftest import RunAidd
+from tests.integration.conftest import RunAidd, events
 
 FAST = ("--idle-nudge-timeout", "5", "--idle-timeout", "10", "--timeout", "30")
 OK: list[dict[str, Any]] = [{"say": "done"}, {"finish": True}]
@@ -39,32 +39,10 @@ NOISE = ("\x1b[1;31mred\x1b[0m text\n"
          "NOISE-END\n")
 
 
-@pytest.fixture
-def env(fake_agent: FakeAgent, aidd_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
-    keys = ("PATH", "FAKE_AGENT_PYTHON", "FAKE_AGENT_SCRIPT", "FAKE_AGENT_RECORD")
-    # git must never find a repository above the test's tmp dir ("outside git" means it).
-    return {**aidd_env, **{k: os.environ[k] for k in keys},
-            "GIT_CEILING_DIRECTORIES": str(tmp_path)}
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """An existing codebase, outside git."""
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "README.md").write_text("existing code\n")
-    return root
-
-
 def git_init(root: Path, env: dict[str, str]) -> None:
     for argv in (["init", "-q"], ["add", "-A"],
                  ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"]):
         subprocess.run(["git", *argv], cwd=root, env=env, check=True, capture_output=True)
-
-
-def events(root: Path) -> list[dict[str, Any]]:
-    lines = (root / ".automaker" / "events.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines]
 
 
 def named(root: Path, name: str) -> list[dict[str, Any]]:

@@ -3,22 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import FakeAgent
-from tests.integration.conftest import RunAidd, tree_snapshot
+from tests.integration.conftest import RunAidd, events, tree_snapshot
 
 FAST = ("--idle-nudge-timeout", "5", "--idle-timeout", "10", "--timeout", "30")
 OK = [{"say": "done"}, {"finish": "stop"}, {"exit": 0}]
-
-
-@pytest.fixture
-def env(fake_agent: FakeAgent, aidd_env: dict[str, str]) -> dict[str, str]:
-    keys = ("PATH", "FAKE_AGENT_PYTHON", "FAKE_AGENT_SCRIPT", "FAKE_AGENT_RECORD")
-    return {**aidd_env, **{k: os.environ[k] for k in keys}}
 
 
 @pytest.fixture
@@ -26,11 +19,6 @@ def spec(tmp_path: Path) -> Path:
     path = tmp_path / "spec.md"
     path.write_bytes(b"# Shop\nSell things.\n\xe2\x82\xac\n")
     return path
-
-
-def events(project: Path) -> list[dict[str, object]]:
-    lines = (project / ".automaker" / "events.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines]
 
 
 def test_new_project_gets_initializer_and_artifacts(run_aidd: RunAidd, env: dict[str, str],
