@@ -31,6 +31,7 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import FAKE_BIN, WORK, Result, env_with_repo, print_results
+from tests.fakes.attempt import pid_alive
 
 ROOT = WORK / "idle"
 GRACE_S = 5.0
@@ -139,21 +140,11 @@ def _one_kill(name: str, stubborn: bool) -> float:
     due = run.mark("silent") + IDLE_S
     record = json.loads(run.wait_file("inv-000.json").read_text())
     pids = [record["pid"], *(int(run.wait_file(f).read_text()) for f in ("child", "grandchild"))]
-    while any(_exists(pid) for pid in pids):
+    while any(pid_alive(pid) for pid in pids):
         time.sleep(0.005)
     dead = time.monotonic()
     run.finish()
     return dead - due
-
-
-def _exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def run(quick: bool) -> list[Result]:

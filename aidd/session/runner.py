@@ -6,11 +6,11 @@ from __future__ import annotations
 import math
 import select
 import signal
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from aidd import __version__
 from aidd.agents.base import Adapter, AgentContext, NudgeMethod
@@ -290,11 +290,7 @@ class _Attempt:
         procs = self.scope.snapshot(proc.pid)
         if only_if_alive and not procs:
             return
-        urgent = self._urgent()
-        report = proctree.terminate(
-            procs, root_pid=proc.pid, root_alive=lambda: proc.poll() is None,
-            grace_s=0.0 if urgent else self.req.kill_grace_s, clock=self.clock,
-            pump=self._pump, hurry=self._urgent)
+        report = self._terminate(procs, root_alive=lambda: proc.poll() is None)
         self._wait_exit(1.0)
         names = ", ".join(p.label() for p in report.procs) or "nothing left"
         suffix = "; SIGKILL needed" if report.escalated else ""
@@ -315,14 +311,18 @@ class _Attempt:
         if self.req.keep_children:
             self._say(f"left running by the agent (--keep-children): {named}")
         else:
-            proctree.terminate(
-                procs, root_pid=self.proc.pid, root_alive=lambda: False,
-                grace_s=0.0 if self._urgent() else self.req.kill_grace_s, clock=self.clock,
-                pump=self._pump, hurry=self._urgent)
+            self._terminate(procs, root_alive=lambda: False)
             self._say(f"killed what the agent left running: {named}", "WARN")
             self._drain()
         self.req.events.emit("children_reaped", number=self.req.number, pids=pids,
                              kept=self.req.keep_children)
+
+    def _terminate(self, procs: list[Any], root_alive: Callable[[], bool]) -> proctree.KillReport:
+        """SIGTERM, the grace (none once a second signal came), SIGKILL (SUP-40)."""
+        return proctree.terminate(
+            procs, root_pid=self.proc.pid, root_alive=root_alive,
+            grace_s=0.0 if self._urgent() else self.req.kill_grace_s, clock=self.clock,
+            pump=self._pump, hurry=self._urgent)
 
     def _drain(self) -> None:
         """After an exit: read until EOF, or until no byte came for `drain_quiet_s` (SUP-14)."""

@@ -109,6 +109,18 @@ def run_fake_attempt(
                       events.emitted, elapsed, project)
 
 
+# A fake agent script: the agent and a setsid'd, double-forked grandchild ignore SIGTERM; a plain
+# child does not. Its pids land in the record files `grandchild` and `child`.
+STUBBORN_TREE = [
+    {"init": True},
+    {"say": "starting a server"},
+    {"spawn": ["sleep", "1000"], "detach": True, "ignore": ["TERM"], "pid_file": "grandchild"},
+    {"spawn": ["sleep", "1001"], "pid_file": "child"},
+    {"ignore": ["TERM"]},
+    {"sleep": 60},
+]
+
+
 def pid_alive(pid: int) -> bool:
     """True while `pid` exists, zombies included (a zombie is not yet fully gone)."""
     try:

@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
+from aidd.project.paths import ProjectPaths
 from tests.conftest import FakeAgent
+from tests.featurefiles import feat, write
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -92,3 +94,10 @@ def events(root: Path, name: str | None = None) -> list[dict[str, Any]]:
     lines = (root / ".automaker" / "events.jsonl").read_text().splitlines()
     found = [json.loads(line) for line in lines]
     return [e for e in found if name is None or e["event"] == name]
+
+
+def complete_project(root: Path) -> None:
+    """What a finished project holds: one passing feature, a spec copy and a changelog."""
+    write(ProjectPaths(root), "feature-1-a", feat(description="a", status="completed", passes=True))
+    (root / ".automaker" / "app_spec.txt").write_text("spec\n")
+    (root / ".automaker" / "CHANGELOG.md").write_text("# Changelog\n")

@@ -12,16 +12,7 @@ import pytest
 
 from aidd.signals import Interrupt
 from tests.conftest import FakeAgent
-from tests.fakes.attempt import Trigger, pid_alive, run_fake_attempt
-
-STUBBORN_TREE = [
-    {"init": True},
-    {"say": "starting a server"},
-    {"spawn": ["sleep", "1000"], "detach": True, "ignore": ["TERM"], "pid_file": "grandchild"},
-    {"spawn": ["sleep", "1001"], "pid_file": "child"},
-    {"ignore": ["TERM"]},
-    {"sleep": 60},
-]
+from tests.fakes.attempt import STUBBORN_TREE, Trigger, pid_alive, run_fake_attempt
 
 
 def tree_pids(fake_agent: FakeAgent) -> list[int]:

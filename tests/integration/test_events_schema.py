@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import FakeAgent
-from tests.integration.conftest import REPO, RunAidd
+from tests.integration.conftest import REPO, RunAidd, complete_project
 
 DOC = REPO / "docs" / "events.md"
 FAST = ("--idle-nudge-timeout", "5", "--idle-timeout", "10", "--timeout", "30")
@@ -194,15 +194,6 @@ def test_the_validator_rejects_what_the_schema_forbids() -> None:
 
 
 # -- real runs ---------------------------------------------------------------------------------
-def _complete(root: Path) -> None:
-    feature = root / ".automaker" / "features" / "feature-1-a" / "feature.json"
-    feature.parent.mkdir(parents=True)
-    feature.write_text(json.dumps({"id": "feature-1-a", "category": "Core", "description": "a",
-                                   "status": "completed", "passes": True}))
-    (root / ".automaker" / "app_spec.txt").write_text("spec\n")
-    (root / ".automaker" / "CHANGELOG.md").write_text("# Changelog\n")
-
-
 def test_nudge_kill_and_children(run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent,
                                  project: Path) -> None:
     fake_agent.script([{"init": True}, {"say": "thinking"}, {"sleep": 30}],
@@ -234,7 +225,7 @@ def test_completion_post_audit_and_remediation(run_aidd: RunAidd, env: dict[str,
                                                fake_agent: FakeAgent, project: Path) -> None:
     """A finding that never gets fixed: pending review, post-completion audit, 10 remediation
     cycles, the cap."""
-    _complete(project)
+    complete_project(project)
     finding = {"id": "audit-dead-code-1-other", "category": "Dead code", "description": "x",
                "passes": False, "auditSource": "DEAD_CODE"}
     fake_agent.script([{"write_file": ".automaker/features/audit-dead-code-1-x/feature.json",
@@ -252,7 +243,7 @@ def test_completion_post_audit_and_remediation(run_aidd: RunAidd, env: dict[str,
 
 def test_completion_confirmed(run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent,
                               project: Path) -> None:
-    _complete(project)
+    complete_project(project)
     fake_agent.script(OK)
     res = run_aidd("--project-dir", str(project), *FAST, env=env)
     assert res.code == 73, res.out + res.err

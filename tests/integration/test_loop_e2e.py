@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import FakeAgent
-from tests.integration.conftest import RunAidd, events
+from tests.integration.conftest import RunAidd, complete_project, events
 
 FAST = ("--idle-nudge-timeout", "5", "--idle-timeout", "10", "--timeout", "30")
 OK: list[dict[str, Any]] = [{"say": "done"}, {"finish": True}]
@@ -211,15 +211,6 @@ def test_stop_during_a_long_failing_attempt_waits_for_it(
 
 
 # -- log cleaning (LOG-20..22, AC-82) --------------------------------------------------------
-def _passing_feature(root: Path) -> None:
-    feature = root / ".automaker" / "features" / "feature-1-a" / "feature.json"
-    feature.parent.mkdir(parents=True)
-    feature.write_text(json.dumps({"id": "feature-1-a", "category": "Core", "description": "a",
-                                   "status": "completed", "passes": True}))
-    (root / ".automaker" / "app_spec.txt").write_text("spec\n")
-    (root / ".automaker" / "CHANGELOG.md").write_text("# Changelog\n")
-
-
 def assert_cleaned(log: bytes) -> None:
     assert b"\x1b" not in log
     assert b"\x07" not in log
@@ -250,7 +241,7 @@ def test_logs_are_cleaned_on_every_exit_path(
     """AC-82: exits 0 (max iterations, stuck), 6, quit-on-abort and 73."""
     flags, steps, code, logs = CLEAN_PATHS[path]
     if path == "completion":
-        _passing_feature(project)
+        complete_project(project)
     fake_agent.script(steps)
     res = run_aidd("--project-dir", str(project), *flags, *FAST, env=env)
     assert res.code == code, res.out + res.err

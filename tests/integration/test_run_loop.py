@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import FakeAgent
-from tests.integration.conftest import RunAidd, events, tree_snapshot
+from tests.integration.conftest import RunAidd, complete_project, events, tree_snapshot
 
 FAST = ("--idle-nudge-timeout", "5", "--idle-timeout", "10", "--timeout", "30")
 OK = [{"say": "done"}, {"finish": "stop"}, {"exit": 0}]
@@ -135,15 +134,6 @@ def test_spec_that_is_missing_or_a_directory_exits_3(run_aidd: RunAidd, env: dic
         assert not project.exists()
 
 
-def _passing_feature(project: Path) -> None:
-    feature = project / ".automaker" / "features" / "feature-1-a" / "feature.json"
-    feature.parent.mkdir(parents=True)
-    feature.write_text(json.dumps({"id": "feature-1-a", "category": "Core", "title": None,
-                                   "description": "a", "status": "completed", "passes": True}))
-    (project / ".automaker" / "app_spec.txt").write_text("spec\n")
-    (project / ".automaker" / "CHANGELOG.md").write_text("# Changelog\n")
-
-
 def test_two_phase_completion_then_restart_exits_73(run_aidd: RunAidd, env: dict[str, str],
                                                     fake_agent: FakeAgent,
                                                     tmp_path: Path) -> None:
@@ -151,7 +141,7 @@ def test_two_phase_completion_then_restart_exits_73(run_aidd: RunAidd, env: dict
     fake_agent.script(OK)
     project = tmp_path / "proj"
     (project / "src").mkdir(parents=True)
-    _passing_feature(project)
+    complete_project(project)
     res = run_aidd("--project-dir", str(project), *FAST, env=env)
     assert res.code == 73, res.err
     assert len(fake_agent.records()) == 1

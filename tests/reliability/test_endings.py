@@ -8,18 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.fakes.attempt import STUBBORN_TREE
 from tests.reliability.harness import Counts, Job, kill_all, run_parallel, running, wait_for
 
 pytestmark = pytest.mark.reliability
 
-STUBBORN_TREE = [
-    {"init": True},
-    {"say": "starting a server"},
-    {"spawn": ["sleep", "1000"], "detach": True, "ignore": ["TERM"], "pid_file": "grandchild"},
-    {"spawn": ["sleep", "1001"], "pid_file": "child"},
-    {"ignore": ["TERM"]},
-    {"sleep": 60},
-]
 # kill grace is 5 s inside aidd, so each run takes about 1 + 5 + start-up seconds
 ENDINGS = {
     "idle": (("--idle-timeout", "1", "--idle-nudge-timeout", "0"), 71, 0),

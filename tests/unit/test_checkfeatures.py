@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from aidd.checkfeatures import ALL_VALID, NONE_FOUND, check_features
 from aidd.errors import ExitCode, NotFoundError
 from aidd.project.paths import ProjectPaths
-
-
-def write(paths: ProjectPaths, rel: str, data: Any) -> None:
-    target = paths.features / rel / "feature.json"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
-
-
-def feat(fid: str, **extra: Any) -> dict[str, Any]:
-    return {"id": fid, "category": "Core", "description": "d", "title": None, **extra}
+from tests.featurefiles import feat, write
 
 
 @pytest.fixture

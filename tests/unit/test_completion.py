@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -23,19 +22,10 @@ from aidd.project.features import load_features
 from aidd.project.filters import FeatureFilter, parse_field_filter
 from aidd.project.markers import Marker
 from aidd.project.paths import ProjectPaths
+from tests.featurefiles import feat, write
 
 NOW = datetime(2026, 11, 21, 23, 5, 1, tzinfo=timezone(timedelta(hours=1)))
 LATER = NOW + timedelta(hours=1)
-
-
-def write(paths: ProjectPaths, rel: str, data: Any) -> None:
-    target = paths.features / rel / "feature.json"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
-
-
-def feat(fid: str = "feature-1-a", **extra: Any) -> dict[str, Any]:
-    return {"id": fid, "category": "Core", "description": "d", "title": None, **extra}
 
 
 def done(fid: str = "feature-1-a", **extra: Any) -> dict[str, Any]:

@@ -14,18 +14,9 @@ from aidd.errors import NotFoundError
 from aidd.project.filters import FeatureFilter, parse_field_filter
 from aidd.project.paths import ProjectPaths
 from aidd.status import build_status, render_status_text, status_json, write_status
+from tests.featurefiles import feat, write
 
 NOW = datetime(2026, 11, 21, 23, 5, 1, tzinfo=timezone(timedelta(hours=1)))
-
-
-def write(paths: ProjectPaths, rel: str, data: Any) -> None:
-    target = paths.features / rel / "feature.json"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
-
-
-def feat(fid: str, **extra: Any) -> dict[str, Any]:
-    return {"id": fid, "category": "Core", "description": "d", "title": None, **extra}
 
 
 @pytest.fixture

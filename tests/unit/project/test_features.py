@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -13,17 +12,8 @@ from aidd.project import featurescan
 from aidd.project.featurerules import FeatureStatus
 from aidd.project.features import duplicate_ids, load_features, load_file, to_feature
 from aidd.project.paths import ProjectPaths
-
-
-def write(paths: ProjectPaths, rel: str, data: Any) -> Path:
-    target = paths.features / rel / "feature.json"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
-    return target
-
-
-def valid(fid: str, **extra: Any) -> dict[str, Any]:
-    return {"id": fid, "category": "Core", "description": "d", "title": None, **extra}
+from tests.featurefiles import feat as valid
+from tests.featurefiles import write
 
 
 def test_missing_features_dir_gives_nothing(tmp_path: Path) -> None:

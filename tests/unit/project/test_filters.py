@@ -20,17 +20,8 @@ from aidd.project.filters import (
     resolve_feature,
 )
 from aidd.project.paths import ProjectPaths
-
-
-def write(paths: ProjectPaths, rel: str, data: Any) -> None:
-    target = paths.features / rel / "feature.json"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
-
-
-def valid(fid: str, **extra: Any) -> dict[str, Any]:
-    return {"id": fid, "category": "Core", "description": "d", "title": None, **extra}
-
+from tests.featurefiles import feat as valid
+from tests.featurefiles import write
 
 # --- --filter-by / --filter -------------------------------------------------------------
 
