@@ -257,7 +257,7 @@ def copy_definitions(definition: AuditDefinition, paths: ProjectPaths) -> list[P
     for name in (definition.name, *companions(definition, paths)):
         source = definition.path if name == definition.name else files[name]
         target = paths.audits / f"{name}.md"
-        write_atomic(target, source.read_bytes())
+        write_atomic(target, source.read_bytes(), root=paths.root)
         written.append(target)
     return written
 

@@ -357,7 +357,8 @@ def write_extraction(log_path: Path, failure_count: int | None = None) -> str | 
     try:
         record = extract_log(log_path, failure_count)
         text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
-        write_atomic(extraction_path(log_path), text.encode("utf-8", "replace"), mode=0o644)
+        write_atomic(extraction_path(log_path), text.encode("utf-8", "replace"), mode=0o644,
+                     root=log_path.parents[2])  # <root>/.automaker/iterations/NNN.log
     # Extraction must never change a result or the exit code (LOG-30), whatever the log holds.
     except Exception as exc:
         return f"could not extract {log_path.name}: {exc}"

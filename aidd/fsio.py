@@ -1,47 +1,290 @@
-"""Atomic whole-file writes inside the project (LAY-12): temp file in the same dir + rename."""
+"""Files inside the project, which is untrusted ground (README "Security model", REL-4).
+
+The project directory itself is the user's choice and trusted; everything below it may have
+been planted by a cloned repository or the agent. So every path aidd writes is reached from the
+project root one directory at a time with O_NOFOLLOW (a symlinked `.automaker` or subdirectory
+is refused, never followed), files are created or appended to with O_NOFOLLOW and must be
+regular files with one link, and whole files are replaced atomically (temp file + fsync +
+rename, LAY-12) in that verified directory. Reads open without blocking (a FIFO cannot hang
+aidd), must land on a regular file inside the project, and are capped in size.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
-import tempfile
+import secrets
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 TMP_PREFIX = ".aidd-tmp-"
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_LINK_ERRNOS = (errno.ELOOP, errno.EMLINK, errno.ENOTDIR)
 
 
-def write_atomic(path: Path, data: bytes | str, mode: int | None = None) -> None:
-    """Replace `path` with `data` so a reader (or a crash) sees the old or the new file."""
-    payload = data.encode() if isinstance(data, str) else data
-    if mode is None:  # mkstemp creates 0600; keep the old file's mode, else an ordinary 0644
-        try:
-            mode = path.stat().st_mode & 0o7777
-        except OSError:
-            mode = 0o644
-    fd, name = tempfile.mkstemp(prefix=TMP_PREFIX, dir=path.parent)
-    tmp = Path(name)
+class UnsafePathError(OSError):
+    """A project path aidd would use is a symlink, a hard link, a FIFO or another odd file, or
+    leads outside the project. An OSError, so every reader's "cannot read" path handles it."""
+
+    def __init__(self, path: Path | str, why: str) -> None:
+        super().__init__(errno.EPERM, why, str(path))
+        self.why = why
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.why}"
+
+
+class FileTooLargeError(OSError):
+    def __init__(self, path: Path | str, limit: int) -> None:
+        super().__init__(errno.EFBIG, f"larger than {_size(limit)}", str(path))
+        self.limit = limit
+
+    def __str__(self) -> str:
+        return f"{self.filename}: larger than the {_size(self.limit)} limit"
+
+
+def _size(limit: int) -> str:
+    return f"{limit >> 20} MiB" if limit >= 1 << 20 else f"{limit >> 10} KiB"
+
+
+# -- directories ------------------------------------------------------------------------------
+def _relative(root: Path, path: Path) -> Path:
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-            fh.flush()
-            os.fsync(fh.fileno())
-        tmp.chmod(mode)
-        tmp.replace(path)
+        return path.relative_to(root)
+    except ValueError:
+        raise UnsafePathError(path, f"is not inside the project {root}") from None
+
+
+def open_dir(root: Path, rel: Path | str = ".", *, create: bool = False) -> int:
+    """A directory fd for `root/rel`, every component below `root` opened without following a
+    symlink (refused with UnsafePathError). `create` makes missing directories (0755)."""
+    fd = os.open(root, _DIR_FLAGS)
+    here = root
+    try:
+        for part in Path(rel).parts:
+            if part in (".", ""):
+                continue
+            if part == "..":
+                raise UnsafePathError(here / part, "leads out of its directory")
+            here = here / part
+            fd = _step(fd, part, here, create)
     except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        os.close(fd)
         raise
+    return fd
 
 
-def remove_stale_temps(*directories: Path) -> list[Path]:
+def _step(parent: int, name: str, where: Path, create: bool) -> int:
+    """Open `name` below the directory `parent` (closing `parent`), never through a link."""
+    try:
+        for attempt in (0, 1):
+            try:
+                return os.open(name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=parent)
+            except FileNotFoundError:
+                if not create or attempt:
+                    raise
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(name, 0o755, dir_fd=parent)
+            except OSError as exc:
+                if exc.errno in _LINK_ERRNOS:
+                    raise UnsafePathError(where, _odd_dir(parent, name)) from None
+                raise
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(where))
+    finally:
+        os.close(parent)
+
+
+def _odd_dir(parent: int, name: str) -> str:
+    try:
+        mode = os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode
+    except OSError:
+        return "is not a directory"
+    return "is a symlink (refused)" if stat.S_ISLNK(mode) else "is not a directory"
+
+
+def check_dir(root: Path, path: Path) -> None:
+    """Raise UnsafePathError when `path` (below `root`) or a directory above it is a symlink or
+    not a directory; a missing one is fine."""
+    rel = _relative(root, path)
+    with contextlib.suppress(FileNotFoundError):
+        os.close(open_dir(root, rel))
+
+
+def make_dirs(root: Path, path: Path) -> None:
+    """`mkdir -p` below `root` that never follows a planted link."""
+    os.close(open_dir(root, _relative(root, path), create=True))
+
+
+# -- writing ----------------------------------------------------------------------------------
+def _parent_fd(root: Path, path: Path, create: bool) -> int:
+    rel = _relative(root, path)
+    if not rel.name or rel.name == "..":
+        raise UnsafePathError(path, "is not a file path")
+    return open_dir(root, rel.parent, create=create)
+
+
+def open_file(root: Path, path: Path, flags: int, mode: int = 0o644, *,
+              create_dirs: bool = False) -> int:
+    """Open (usually create) the file `path` for writing: never through a symlink, never a FIFO
+    or device, never a file with another hard link (writing it would change that other name)."""
+    dirfd = _parent_fd(root, path, create_dirs)
+    try:
+        fd = os.open(path.name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode,
+                     dir_fd=dirfd)
+    except OSError as exc:
+        if exc.errno in _LINK_ERRNOS:
+            raise UnsafePathError(path, "is a symlink (refused)") from None
+        raise
+    finally:
+        os.close(dirfd)
+    try:
+        _check_plain(fd, path)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _check_plain(fd: int, path: Path) -> None:
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise UnsafePathError(path, "is not a regular file")
+    if info.st_nlink > 1:
+        raise UnsafePathError(path, "has other hard links (refused)")
+
+
+def open_append(root: Path, path: Path) -> int:
+    """An O_APPEND fd on `path` (created 0644), for logs and events."""
+    return open_file(root, path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """`os.write` until every byte is written (a short write is not an error)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def write_atomic(path: Path, data: bytes | str, mode: int | None = None, *,
+                 root: Path) -> None:
+    """Replace `path` with `data` so a reader (or a crash) sees the old or the new file. The
+    rename replaces a planted symlink or hard link itself, never what it points to."""
+    payload = data.encode() if isinstance(data, str) else data
+    dirfd = _parent_fd(root, path, create=False)
+    try:
+        if mode is None:  # keep the old file's mode, else an ordinary 0644
+            mode = _old_mode(dirfd, path.name)
+        tmp = TMP_PREFIX + secrets.token_hex(6)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o600, dir_fd=dirfd)
+        try:
+            try:
+                write_all(fd, payload)
+                os.fsync(fd)
+                os.fchmod(fd, mode)
+            finally:
+                os.close(fd)
+            os.rename(tmp, path.name, src_dir_fd=dirfd, dst_dir_fd=dirfd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dirfd)
+            raise
+    finally:
+        os.close(dirfd)
+
+
+def _old_mode(dirfd: int, name: str) -> int:
+    try:
+        info = os.stat(name, dir_fd=dirfd, follow_symlinks=False)
+    except OSError:
+        return 0o644
+    return stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else 0o644
+
+
+def unlink(root: Path, path: Path) -> bool:
+    """Remove the directory entry `path` (a link itself, never its target); False if missing."""
+    dirfd = _parent_fd(root, path, create=False)
+    try:
+        os.unlink(path.name, dir_fd=dirfd)
+    except FileNotFoundError:
+        return False
+    finally:
+        os.close(dirfd)
+    return True
+
+
+def remove_stale_temps(root: Path, *directories: Path) -> list[Path]:
     """Delete temp files an earlier, killed run left behind in `directories` (not recursive);
     returns what was deleted. Only call it while holding the project lock."""
     removed = []
     for directory in directories:
-        with contextlib.suppress(OSError):
-            for entry in directory.iterdir():
-                if entry.name.startswith(TMP_PREFIX) and not entry.is_dir():
-                    with contextlib.suppress(OSError):
-                        entry.unlink()
-                        removed.append(entry)
+        for name in _temp_names(root, directory):
+            with contextlib.suppress(OSError):
+                if unlink(root, directory / name):
+                    removed.append(directory / name)
     return removed
+
+
+def _temp_names(root: Path, directory: Path) -> Iterator[str]:
+    try:
+        fd = open_dir(root, _relative(root, directory))
+    except OSError:
+        return
+    try:
+        names = os.listdir(fd)  # noqa: PTH208 - a directory fd, which Path cannot take
+    except OSError:
+        names = []
+    finally:
+        os.close(fd)
+    yield from (n for n in names if n.startswith(TMP_PREFIX))
+
+
+# -- reading ----------------------------------------------------------------------------------
+def read_file(root: Path, path: Path, limit: int) -> bytes:
+    """The bytes of a project file: it must be a regular file whose real location is inside
+    `root` (a symlink may lead elsewhere in the project, never out of it) and at most `limit`
+    bytes. Never blocks on a FIFO. Raises FileNotFoundError, UnsafePathError,
+    FileTooLargeError or another OSError."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnsafePathError(path, "is not a regular file")
+        if not _inside(_real_path(fd, path), os.path.realpath(root)):
+            raise UnsafePathError(path, "leads outside the project (refused)")
+        if info.st_size > limit:
+            raise FileTooLargeError(path, limit)
+        return _read_capped(fd, path, limit)
+    finally:
+        os.close(fd)
+
+
+def read_text(root: Path, path: Path, limit: int) -> str:
+    """`read_file` decoded as UTF-8 (undecodable bytes replaced, never an error)."""
+    return read_file(root, path, limit).decode("utf-8", "replace")
+
+
+def _real_path(fd: int, path: Path) -> str:
+    """Where the open file really is: /proc knows (no race); elsewhere ask realpath."""
+    try:
+        return str(Path(f"/proc/self/fd/{fd}").readlink())
+    except OSError:
+        return os.path.realpath(path)
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _read_capped(fd: int, path: Path, limit: int) -> bytes:
+    parts = []
+    total = 0
+    while chunk := os.read(fd, 1 << 16):
+        total += len(chunk)
+        if total > limit:  # it grew while we read
+            raise FileTooLargeError(path, limit)
+        parts.append(chunk)
+    return b"".join(parts)

@@ -124,7 +124,7 @@ class IterationRunner:
         for name in copy_artifacts(paths):
             t.message(f"created .automaker/{name} from the template")
         if selection.kind is PromptKind.INITIALIZER and s.spec is not None and copy_spec(
-            s.spec, paths.app_spec
+            s.spec, paths
         ):
             t.message(f"copied {s.spec} to .automaker/app_spec.txt")
         if phase.audit is not None:
@@ -168,7 +168,7 @@ class IterationRunner:
         self.context = context
         text = ctx.plan.renderer.render_prompt(context)
         prompt_file = ctx.plan.paths.log(number, ".prompt.md")
-        write_atomic(prompt_file, text)
+        write_atomic(prompt_file, text, root=ctx.plan.paths.root)
         size = len(text.encode("utf-8"))
         assert ctx.transcript is not None
         ctx.transcript.message(

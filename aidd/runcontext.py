@@ -91,7 +91,7 @@ class RunContext:
         if paths.stop.exists():
             paths.stop.unlink()
             self.say("removed a stale .stop request from before this run")
-        remove_stale_temps(paths.automaker)
+        remove_stale_temps(paths.root, paths.automaker)
         if not self.plan.audit_queue and read_state(paths).origin is None:
             self._record_origin()
         paths.iterations.mkdir(exist_ok=True)

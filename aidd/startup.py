@@ -72,7 +72,7 @@ def prepare_run(settings: Settings, paths: ProjectPaths,
         warnings.extend(_reap_orphans(lock, paths))
     # LAY-12: temp files of a killed run, wherever aidd writes whole files (sync targets and
     # nested scaffolding excepted: finding those would mean walking the whole project).
-    remove_stale_temps(paths.root, paths.automaker, paths.iterations, paths.audits)
+    remove_stale_temps(paths.root, paths.root, paths.automaker, paths.iterations, paths.audits)
     return RunPlan(settings, paths, feature_filter, adapter, binary, cli_version, audit_queue,
                    post_audits, origin, renderer, lock, started, tuple(warnings))
 

@@ -158,7 +158,7 @@ def write_status(paths: ProjectPaths, text: str) -> None:
     """`.automaker/status.md`, atomically (FEA-30, LAY-12)."""
     from aidd.fsio import write_atomic  # lazy: tempfile costs ~3 ms of `--status` start-up
 
-    write_atomic(paths.status, text)
+    write_atomic(paths.status, text, root=paths.root)
 
 
 def status_json(report: StatusReport) -> dict[str, Any]:

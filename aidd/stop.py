@@ -9,15 +9,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from aidd.fsio import write_atomic
+from aidd.fsio import make_dirs, write_atomic
 
 POLL_S = 1.0
 
 
-def request_stop(stop_file: Path, now: datetime) -> None:
+def request_stop(root: Path, stop_file: Path, now: datetime) -> None:
     """`aidd --stop`: write the file with the current time, atomically."""
-    stop_file.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(stop_file, now.isoformat(timespec="seconds") + "\n")
+    make_dirs(root, stop_file.parent)
+    write_atomic(stop_file, now.isoformat(timespec="seconds") + "\n", root=root)
 
 
 class StopWatcher:

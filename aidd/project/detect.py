@@ -74,4 +74,4 @@ def record_origin(paths: ProjectPaths, origin: Origin, now: datetime,
         origin_recorded_at=now.isoformat(timespec="seconds"),
         scaffolded=scaffolded,
     )
-    write_atomic(paths.state, json.dumps(data, indent=2) + "\n")
+    write_atomic(paths.state, json.dumps(data, indent=2) + "\n", root=paths.root)

@@ -35,7 +35,7 @@ def exists(paths: ProjectPaths, marker: Marker) -> bool:
 def write_marker(paths: ProjectPaths, marker: Marker, now: datetime) -> None:
     from aidd.fsio import write_atomic  # lazy: tempfile is not needed to read markers
 
-    write_atomic(marker.path(paths), now.isoformat(timespec="seconds") + "\n")
+    write_atomic(marker.path(paths), now.isoformat(timespec="seconds") + "\n", root=paths.root)
 
 
 def remove_marker(paths: ProjectPaths, marker: Marker) -> bool:

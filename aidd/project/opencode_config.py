@@ -43,7 +43,8 @@ def _create(root: Path, path: Path) -> list[str]:
     if (root / CONFIG_JSONC).exists():
         return [f"only {CONFIG_JSONC} found; aidd leaves it alone, so {_MAY_BLOCK}"]
     try:
-        write_atomic(path, _render({"$schema": SCHEMA, "permission": {"*": "allow"}}), 0o644)
+        write_atomic(path, _render({"$schema": SCHEMA, "permission": {"*": "allow"}}), 0o644,
+                     root=root)
     except OSError as exc:
         return [f"could not write {CONFIG}: {exc}; {_MAY_BLOCK}"]
     return []
@@ -80,7 +81,7 @@ def ensure_opencode_permissions(root: Path) -> list[str]:
             f"{_MAY_BLOCK}"
         ]
     try:
-        write_atomic(path, _render(updated), stat.S_IMODE(path.stat().st_mode))
+        write_atomic(path, _render(updated), stat.S_IMODE(path.stat().st_mode), root=root)
     except OSError as exc:
         return [f"could not update {CONFIG}: {exc}; {_MAY_BLOCK}"]
     return warnings

@@ -11,26 +11,28 @@ import os
 import stat
 from pathlib import Path
 
-from aidd.fsio import write_atomic
+from aidd.fsio import make_dirs, write_atomic
 from aidd.project.paths import ProjectPaths
 from aidd.resources import data_dir
 
 PLACEHOLDER = ".gitkeep"
 
 
-def _copy_new(src: Path, dst: Path, created: list[str], rel: str, skip: frozenset[str]) -> None:
+def _copy_new(root: Path, src: Path, dst: Path, created: list[str], rel: str,
+              skip: frozenset[str]) -> None:
     """Copy `src` to `dst` (a path that does not exist yet), recursively, keeping mode bits."""
     info = src.lstat()
     if stat.S_ISDIR(info.st_mode):
-        dst.mkdir()
+        make_dirs(root, dst)
         created.append(rel + "/")
-        _merge(src, dst, created, rel, skip)
+        _merge(root, src, dst, created, rel, skip)
     elif stat.S_ISREG(info.st_mode):
-        write_atomic(dst, src.read_bytes(), mode=stat.S_IMODE(info.st_mode))
+        write_atomic(dst, src.read_bytes(), mode=stat.S_IMODE(info.st_mode), root=root)
         created.append(rel)
 
 
-def _merge(src: Path, dst: Path, created: list[str], rel: str, skip: frozenset[str]) -> None:
+def _merge(root: Path, src: Path, dst: Path, created: list[str], rel: str,
+           skip: frozenset[str]) -> None:
     """Copy the children of `src` into the real directory `dst`, never replacing anything."""
     for child in sorted(src.iterdir()):
         if child.name in skip or child.is_symlink():
@@ -38,9 +40,9 @@ def _merge(src: Path, dst: Path, created: list[str], rel: str, skip: frozenset[s
         target = dst / child.name
         child_rel = f"{rel}/{child.name}" if rel else child.name
         if not os.path.lexists(target):
-            _copy_new(child, target, created, child_rel, skip)
+            _copy_new(root, child, target, created, child_rel, skip)
         elif child.is_dir() and target.is_dir() and not target.is_symlink():
-            _merge(child, target, created, child_rel, skip)
+            _merge(root, child, target, created, child_rel, skip)
 
 
 def copy_scaffolding(root: Path, source: Path | None = None) -> list[str]:
@@ -50,7 +52,7 @@ def copy_scaffolding(root: Path, source: Path | None = None) -> list[str]:
     """
     created: list[str] = []
     root.mkdir(parents=True, exist_ok=True)
-    _merge(source or data_dir("scaffolding"), root, created, "", frozenset())
+    _merge(root, source or data_dir("scaffolding"), root, created, "", frozenset())
     return created
 
 
@@ -68,7 +70,7 @@ def copy_artifacts(paths: ProjectPaths, source: Path | None = None) -> list[str]
     for entry in sorted((source or data_dir("artifacts")).iterdir()):
         if entry.name in skip or entry.is_symlink() or os.path.lexists(automaker / entry.name):
             continue
-        _copy_new(entry, automaker / entry.name, [], entry.name, skip)
+        _copy_new(paths.root, entry, automaker / entry.name, [], entry.name, skip)
         copied.append(entry.name)
     return copied
 
@@ -78,13 +80,15 @@ def _inside(path: Path, root: Path) -> bool:
     return real_root in path.resolve().parents
 
 
-def copy_spec(spec: Path, dest: Path) -> bool:
-    """LAY-22: `dest` becomes a byte-exact copy of `spec`; False when both are the same file."""
+def copy_spec(spec: Path, paths: ProjectPaths) -> bool:
+    """LAY-22: app_spec.txt becomes a byte-exact copy of `spec`; False when both are the same
+    file."""
+    dest = paths.app_spec
     try:
         if dest.exists() and spec.samefile(dest):
             return False
     except OSError:
         pass  # e.g. a dangling link at `dest`: replacing it is fine
     mode = stat.S_IMODE(dest.stat().st_mode) if dest.is_file() else 0o644
-    write_atomic(dest, spec.read_bytes(), mode=mode)
+    write_atomic(dest, spec.read_bytes(), mode=mode, root=paths.root)
     return True

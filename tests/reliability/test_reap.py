@@ -135,7 +135,7 @@ n = 0
 print("ready", flush=True)
 while True:
     n += 1
-    write_atomic(target, (b"a" if n % 2 else b"b") * (1 << 20))
+    write_atomic(target, (b"a" if n % 2 else b"b") * (1 << 20), root=target.parent)
 """
 
 
@@ -156,6 +156,6 @@ def test_write_atomic_under_sigkill(tmp_path: Path) -> None:
         data = target.read_bytes()
         assert len(data) == 1 << 20
         assert data in (b"a" * (1 << 20), b"b" * (1 << 20))
-    removed = remove_stale_temps(tmp_path)
+    removed = remove_stale_temps(tmp_path, tmp_path)
     assert all(p.name.startswith(TMP_PREFIX) for p in removed)
     assert [p.name for p in tmp_path.iterdir()] == ["status.md"]

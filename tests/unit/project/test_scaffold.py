@@ -179,10 +179,10 @@ def test_spec_is_copied_byte_exact_and_replaced(tmp_path: Path) -> None:
     paths.automaker.mkdir(parents=True)
     spec = tmp_path / "spec.md"
     spec.write_bytes(b"line\r\n\xff\x00 binary-ish\n")
-    assert copy_spec(spec, paths.app_spec)
+    assert copy_spec(spec, paths)
     assert paths.app_spec.read_bytes() == spec.read_bytes()
     spec.write_bytes(b"v2")
-    assert copy_spec(spec, paths.app_spec)
+    assert copy_spec(spec, paths)
     assert paths.app_spec.read_bytes() == b"v2"
     assert paths.app_spec.stat().st_mode & 0o777 == 0o644
 
@@ -191,8 +191,8 @@ def test_spec_copy_is_skipped_for_the_same_file(tmp_path: Path) -> None:
     paths = ProjectPaths(tmp_path)
     _write(paths.app_spec, "spec")
     before = paths.app_spec.stat()
-    assert not copy_spec(paths.app_spec, paths.app_spec)
+    assert not copy_spec(paths.app_spec, paths)
     link = tmp_path / "link.md"
     link.symlink_to(paths.app_spec)
-    assert not copy_spec(link, paths.app_spec)
+    assert not copy_spec(link, paths)
     assert paths.app_spec.stat().st_ino == before.st_ino
