@@ -105,7 +105,7 @@ def _stop(paths: ProjectPaths) -> int:
     if not paths.root.is_dir():
         raise NotFoundError(f"project directory {paths.root} does not exist")
     request_stop(paths.root, paths.stop, SystemClock().now())
-    info = read_lock(paths.lock)
+    info = read_lock(paths.root, paths.lock)
     pid = info.get("pid")
     if isinstance(pid, int) and pid > 0 and holder_running(pid, info):
         print(f"stop requested: aidd (pid {info['pid']}) will stop after its current agent run")

@@ -1,4 +1,10 @@
-"""Single-instance lock on `.automaker/aidd.lock` (SUP-80): flock held for the whole run."""
+"""Single-instance lock on `.automaker/aidd.lock` (SUP-80): flock held for the whole run.
+
+The file is project content, so a planted one is never trusted: it is opened without following
+a link and must be a plain file (fsio.open_file), and its record only leads to reaping when it
+names an aidd that is really gone and that ran on this very directory (a copied project carries
+the record of a live run elsewhere, issue 13 item 4).
+"""
 
 from __future__ import annotations
 
@@ -14,6 +20,11 @@ from typing import Any
 
 from aidd import __version__
 from aidd.errors import LockHeldError
+from aidd.fsio import open_file, read_file
+from aidd.fsio import unlink as unlink_in
+
+_RECORD_LIMIT = 64 * 1024
+_RACE_RETRIES = 20
 
 
 def process_start_ticks(pid: int) -> int | None:
@@ -27,10 +38,19 @@ def process_start_ticks(pid: int) -> int | None:
     return int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else None
 
 
-def read_lock(path: Path) -> dict[str, Any]:
-    """The lock file's JSON (its first line), or {} when it is missing or unreadable."""
+def project_identity(root: Path) -> dict[str, Any]:
+    """What names this project directory even after a copy or a rename of a parent: its real
+    path, device and inode."""
+    info = root.stat()
+    return {"dir": os.path.realpath(root), "dev": info.st_dev, "ino": info.st_ino}
+
+
+def read_lock(root: Path, path: Path) -> dict[str, Any]:
+    """The lock file's JSON (its first line), or {} when it is missing, unreadable, odd (a
+    FIFO, a link out of the project) or not a record."""
     try:
-        data = json.loads(path.read_bytes().split(b"\n", 1)[0])
+        raw = read_file(root, path, _RECORD_LIMIT)
+        data = json.loads(raw.split(b"\n", 1)[0])
     except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -43,9 +63,9 @@ def holder_running(pid: int, info: dict[str, Any]) -> bool | None:
         return None
     ticks = process_start_ticks(pid)
     if ticks is not None:
-        recorded = info.get("pid_start")
-        # A pid reused by another process has another start time.
-        return not isinstance(recorded, int) or recorded == ticks
+        # A pid reused by another process has another start time; aidd always records it
+        # where /proc exists, so a record without one cannot name a live aidd.
+        return info.get("pid_start") == ticks
     if Path("/proc/self/stat").exists():
         return False  # /proc works and has no such pid
     return _signal_zero(pid)
@@ -64,34 +84,22 @@ def _signal_zero(pid: int) -> bool:
 
 @dataclass
 class ProjectLock:
+    root: Path
     path: Path
     fd: int = -1
-    reclaimed_pid: int | None = None
-    previous: dict[str, Any] = field(default_factory=dict)  # a dead holder's record
+    previous: dict[str, Any] = field(default_factory=dict)  # the record found when taken
 
     def acquire(self, started: datetime, argv: tuple[str, ...],
                 extra: Mapping[str, object] | None = None) -> None:
-        """Take the lock or raise LockHeldError; `extra` joins the record (e.g. the agents'
-        mark, REL-1)."""
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            info = read_lock(self.path) or {}
-            raise LockHeldError(
-                f"another aidd (pid {info.get('pid', '?')}, started "
-                f"{info.get('started_at', '?')}) is running on {self.path.parent.parent}"
-            ) from None
-        self.fd = fd
-        old = read_lock(self.path)
-        if old and isinstance(old.get("pid"), int) and old["pid"] != os.getpid():
-            self.reclaimed_pid = old["pid"]
-            self.previous = old
+        """Take the lock or raise LockHeldError (UnsafePathError for a planted link or odd
+        file); `extra` joins the record (e.g. the agents' mark, REL-1)."""
+        self.fd = self._flocked()
+        self.previous = read_lock(self.root, self.path)
         record = {
             "pid": os.getpid(),
             "pid_start": process_start_ticks(os.getpid()),
             "host": os.uname().nodename,
+            "project": project_identity(self.root),
             "aidd_version": __version__,
             "started_at": started.isoformat(timespec="seconds"),
             "argv": list(argv),
@@ -100,13 +108,67 @@ class ProjectLock:
         data = (json.dumps(record) + "\n").encode()
         # Written in place (a rename would break the flock). Overwrite first, then cut: a kill in
         # between leaves the whole new record as the first line, which is all readers parse.
-        os.pwrite(fd, data, 0)
-        os.ftruncate(fd, len(data))
+        os.pwrite(self.fd, data, 0)
+        os.ftruncate(self.fd, len(data))
+
+    def _flocked(self) -> int:
+        """An fd on the lock file with the flock held. A releasing aidd unlinks the file, so the
+        file we locked may no longer be the one at the path: then try again (issue 13 item 11)."""
+        for _ in range(_RACE_RETRIES):
+            fd = open_file(self.root, self.path, os.O_RDWR | os.O_CREAT)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                info = read_lock(self.root, self.path)
+                raise LockHeldError(
+                    f"another aidd (pid {info.get('pid', '?')}, started "
+                    f"{info.get('started_at', '?')}) is running on {self.root}"
+                ) from None
+            if self._is_current(fd):
+                self._refuse_live_holder(fd)
+                return fd
+            os.close(fd)
+        raise LockHeldError(f"{self.path} keeps changing under aidd; is another aidd starting?")
+
+    def _refuse_live_holder(self, fd: int) -> None:
+        """A live aidd of this very project whose lock file was replaced under it (by its agent,
+        say) still runs here: a second one would be two supervisors on one project (REL-7)."""
+        info = read_lock(self.root, self.path)
+        pid = info.get("pid")
+        if (isinstance(pid, int) and pid != os.getpid() and holder_running(pid, info)
+                and info.get("project") == project_identity(self.root)):
+            os.close(fd)
+            raise LockHeldError(f"another aidd (pid {pid}, started {info.get('started_at', '?')})"
+                                f" is running on {self.root} (its lock file was replaced)")
+
+    def _is_current(self, fd: int) -> bool:
+        try:
+            now = self.path.lstat()
+        except OSError:
+            return False
+        mine = os.fstat(fd)
+        return (now.st_dev, now.st_ino) == (mine.st_dev, mine.st_ino)
+
+    def previous_holder_gone(self) -> int | None:
+        """The pid of the aidd whose record we found, when it is really gone and ran on this
+        very project directory: only then may its marked processes be reaped. None otherwise
+        (no record, our own, alive, another host, or another directory's record)."""
+        pid = self.previous.get("pid")
+        if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0 or pid == os.getpid():
+            return None
+        if not isinstance(self.previous.get("pid_start"), int):
+            return None  # nothing to prove the pid was that aidd
+        if holder_running(pid, self.previous) is not False:
+            return None
+        return pid if self.previous.get("project") == project_identity(self.root) else None
 
     def release(self) -> None:
         if self.fd < 0:
             return
-        with contextlib.suppress(OSError):
-            self.path.unlink()
+        # Unlink only our own file: never a lock another aidd created after a race.
+        if self._is_current(self.fd):
+            with contextlib.suppress(OSError):
+                unlink_in(self.root, self.path)
         os.close(self.fd)
         self.fd = -1

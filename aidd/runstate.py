@@ -30,7 +30,7 @@ class RunState:
 
 
 def read_run_state(paths: ProjectPaths, now: datetime) -> RunState:
-    lock = read_lock(paths.lock)
+    lock = read_lock(paths.root, paths.lock)
     pid = lock.get("pid")
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         pid = None

@@ -19,7 +19,7 @@ from aidd.audit import AuditDefinition, all_runnable, resolve_audits
 from aidd.clock import SystemClock
 from aidd.config import Settings
 from aidd.errors import AgentCliError, NotFoundError, UsageError
-from aidd.fsio import remove_stale_temps
+from aidd.fsio import UnsafePathError, make_dirs, remove_stale_temps
 from aidd.lock import ProjectLock
 from aidd.project.detect import Origin, detect_origin
 from aidd.project.filters import FeatureFilter
@@ -67,8 +67,9 @@ def prepare_run(settings: Settings, paths: ProjectPaths,
     mark = new_mark()
     settings = replace(settings, environ={**settings.environ, MARK_VAR: mark})
     lock = _claim_project(paths, started, settings, mark)
-    if lock.reclaimed_pid is not None:
-        warnings.append(f"reclaimed the lock of an aidd that is gone (pid {lock.reclaimed_pid})")
+    gone = lock.previous_holder_gone()
+    if gone is not None:
+        warnings.append(f"reclaimed the lock of an aidd that is gone (pid {gone})")
         warnings.extend(_reap_orphans(lock, paths))
     # LAY-12: temp files of a killed run, wherever aidd writes whole files (sync targets and
     # nested scaffolding excepted: finding those would mean walking the whole project).
@@ -158,13 +159,18 @@ def _check_spec(settings: Settings, paths: ProjectPaths, origin: Origin, *,
 def _claim_project(paths: ProjectPaths, started: datetime, settings: Settings,
                    mark: str) -> ProjectLock:
     try:
-        paths.automaker.mkdir(parents=True, exist_ok=True)
+        paths.root.mkdir(parents=True, exist_ok=True)  # the user's own choice of directory
+        make_dirs(paths.root, paths.automaker)
+    except UnsafePathError as exc:
+        raise NotFoundError(str(exc)) from None
     except OSError as exc:
         raise NotFoundError(f"--project-dir {paths.root} cannot be created ({exc})") from None
-    lock = ProjectLock(paths.lock)
+    lock = ProjectLock(paths.root, paths.lock)
     try:
         lock.acquire(started, settings.argv,
                      {"agent_mark": mark, "keep_children": settings.keep_children})
+    except UnsafePathError as exc:
+        raise NotFoundError(f"cannot use the lock file {exc}") from None
     except OSError as exc:
         raise NotFoundError(f"cannot write the lock {paths.lock} ({exc.strerror or exc})") from None
     return lock

@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from aidd.clock import SystemClock
-from aidd.fsio import TMP_PREFIX, remove_stale_temps
-from aidd.lock import ProjectLock, read_lock
+from aidd.errors import LockHeldError
+from aidd.fsio import TMP_PREFIX, UnsafePathError, remove_stale_temps
+from aidd.lock import ProjectLock, process_start_ticks, project_identity, read_lock
 from aidd.reap import (
     MARK_VAR,
     Orphan,
@@ -57,32 +58,98 @@ def spawn(procs: list[subprocess.Popen[bytes]], mark: str, iteration: str = "1")
 
 def test_lock_records_extra_fields_and_reads_only_the_first_line(tmp_path: Path) -> None:
     path = tmp_path / "aidd.lock"
-    lock = ProjectLock(path)
+    lock = ProjectLock(tmp_path, path)
     lock.acquire(datetime.now(UTC), ("aidd",), {"agent_mark": "abc", "keep_children": False})
     try:
-        assert read_lock(path)["agent_mark"] == "abc"
-        assert read_lock(path)["pid"] == os.getpid()
+        assert read_lock(tmp_path, path)["agent_mark"] == "abc"
+        assert read_lock(tmp_path, path)["pid"] == os.getpid()
         with path.open("ab") as fh:  # the tail a kill between write and truncate leaves
             fh.write(b'garbage", "x": 1}\n')
-        assert read_lock(path)["agent_mark"] == "abc"
+        assert read_lock(tmp_path, path)["agent_mark"] == "abc"
     finally:
         lock.release()
     assert not path.exists()
 
 
-def test_a_dead_holders_record_is_kept_for_reaping(tmp_path: Path) -> None:
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+def _dead_pid() -> int:
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)
-    path = tmp_path / "aidd.lock"
-    path.write_text(json.dumps({"pid": int(dead.stdout), "agent_mark": "m1"}) + "\n")
-    lock = ProjectLock(path)
+    return int(done.stdout)
+
+
+def _take(root: Path, record: dict[str, object]) -> ProjectLock:
+    path = root / "aidd.lock"
+    path.write_text(json.dumps(record) + "\n")
+    lock = ProjectLock(root, path)
     lock.acquire(datetime.now(UTC), ("aidd",))
+    return lock
+
+
+def test_a_dead_holders_record_of_this_directory_is_kept_for_reaping(tmp_path: Path) -> None:
+    dead = _dead_pid()
+    lock = _take(tmp_path, {"pid": dead, "agent_mark": "m1", "pid_start": 1,
+                            "project": project_identity(tmp_path)})
     try:
-        assert lock.reclaimed_pid == int(dead.stdout)
+        assert lock.previous_holder_gone() == dead
         assert lock.previous["agent_mark"] == "m1"
-        assert "agent_mark" not in read_lock(path)
+        assert "agent_mark" not in read_lock(tmp_path, tmp_path / "aidd.lock")
     finally:
         lock.release()
+
+
+@pytest.mark.parametrize("record", [
+    pytest.param({"project": {"dir": "/elsewhere", "dev": 1, "ino": 2}}, id="other-directory"),
+    pytest.param({}, id="no-directory-recorded"),
+    pytest.param({"pid": "live", "project": {"dir": "/elsewhere"}}, id="live-pid-elsewhere"),
+    pytest.param({"pid": "live", "pid_start": None}, id="live-pid-without-start-time"),
+])
+def test_only_a_gone_holder_of_this_very_directory_is_reaped(
+        tmp_path: Path, record: dict[str, object], sleeper: int) -> None:
+    """A copied project carries another run's record (issue 13 item 4); a live pid without
+    a start time is not proof of anything, and a live one is never reaped."""
+    if record.get("pid") == "live":
+        record = {"project": project_identity(tmp_path), "pid_start": process_start_ticks(sleeper),
+                  **record, "pid": sleeper}
+    lock = _take(tmp_path, {"pid": _dead_pid(), "agent_mark": "m1", **record})
+    try:
+        assert lock.previous_holder_gone() is None
+    finally:
+        lock.release()
+
+
+@pytest.fixture
+def sleeper() -> Iterator[int]:
+    proc = subprocess.Popen(["sleep", "60"])
+    yield proc.pid
+    proc.kill()
+    proc.wait()
+
+
+def test_a_live_holder_of_this_directory_whose_file_was_replaced_is_refused(
+        tmp_path: Path, sleeper: int) -> None:
+    live = {"pid": sleeper, "pid_start": process_start_ticks(sleeper),
+            "project": project_identity(tmp_path)}
+    with pytest.raises(LockHeldError, match="lock file was replaced"):
+        _take(tmp_path, live)
+
+
+@pytest.mark.parametrize("kind", ["symlink", "hardlink", "fifo"])
+def test_a_planted_lock_file_is_refused_and_left_alone(tmp_path: Path, kind: str) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("precious\n")
+    root = tmp_path / "proj"
+    root.mkdir()
+    path = root / "aidd.lock"
+    if kind == "symlink":
+        path.symlink_to(outside)
+    elif kind == "hardlink":
+        os.link(outside, path)
+    else:
+        os.mkfifo(path)
+    with pytest.raises(UnsafePathError):
+        ProjectLock(root, path).acquire(datetime.now(UTC), ("aidd",))
+    assert outside.read_text() == "precious\n"
+    assert path.exists() or path.is_symlink()
 
 
 def test_find_and_reap_only_marked_processes(marked: list[subprocess.Popen[bytes]]) -> None:
