@@ -13,6 +13,7 @@ from typing import Any
 
 from aidd.errors import UsageError
 from aidd.options import BY_NAME, OPTIONS, Option, OptionValueError, convert
+from aidd.session.idle import IdlePolicy
 
 
 @dataclass(frozen=True)
@@ -70,8 +71,8 @@ class Settings:
 
     @property
     def nudge_enabled(self) -> bool:
-        nudge, idle = self.idle_nudge_timeout, self.idle_timeout
-        return nudge > 0 and (idle == 0 or nudge < idle)
+        """The one rule, the idle machine's own (SUP-22: no idle supervision, no nudge)."""
+        return IdlePolicy(self.idle_nudge_timeout, self.idle_timeout).nudge_enabled
 
     @property
     def aidd_home(self) -> Path | None:

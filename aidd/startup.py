@@ -57,8 +57,10 @@ def prepare_run(settings: Settings, paths: ProjectPaths,
     origin = detect_origin(paths)
     _check_spec(settings, paths, origin, audit_run=bool(audit_queue))
     renderer = _compiled_renderer(settings, paths)
-    if settings.idle_nudge_timeout and settings.idle_timeout and not settings.nudge_enabled:
-        warnings.append("--idle-nudge-timeout is not below --idle-timeout: nudge disabled")
+    if settings.idle_nudge_timeout and not settings.nudge_enabled:
+        warnings.append("--idle-nudge-timeout is not below --idle-timeout: nudge disabled"
+                        if settings.idle_timeout else
+                        "--idle-timeout 0 turns idle supervision off: nudge disabled")
     cli_version = probe_version(binary, settings.environ)
     untested = untested_warning(adapter, cli_version)
     if untested:
