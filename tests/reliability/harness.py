@@ -22,6 +22,9 @@ from tests.conftest import FAKES, FakeAgent
 
 REPO = Path(__file__).resolve().parents[2]
 TMP_PREFIX = ".aidd-tmp-"
+# `bench/reliability.py` sets this: every aidd run a test ends is tallied there (one JSON line:
+# exit code, crash, processes left, files changed outside the project) for docs/reliability.md.
+TALLY_VAR = "AIDD_RELIABILITY_TALLY"
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,11 @@ class Job:
         self.base = base / name
         self.project = self.base / "proj"
         self.project.mkdir(parents=True)
+        # Beside the project, never written by aidd: planted links should point in here.
+        self.outside = self.base / "outside"
+        self.outside.mkdir()
+        (self.outside / "precious.txt").write_text("the user's own file\n")
+        self._outside_before = tree_state(self.outside)
         (self.project / "README.md").write_text("an existing codebase\n")
         record = self.base / "records"
         record.mkdir()
@@ -102,8 +110,26 @@ class Job:
         code = self.proc.wait(timeout)
         out = (self.base / f"run{self._runs}.out").read_bytes()
         err = (self.base / f"run{self._runs}.err").read_bytes()
-        return Finished(code, out.decode("utf-8", "replace")[-20000:],
+        done = Finished(code, out.decode("utf-8", "replace")[-20000:],
                         err.decode("utf-8", "replace"))
+        self._tally(done)
+        return done
+
+    def _tally(self, done: Finished) -> None:
+        target = os.environ.get(TALLY_VAR)
+        if not target:
+            return
+        assert self.proc is not None
+        keep = "--keep-children" in self.proc.args  # type: ignore[operator]  # args is a list here
+        fact = {
+            "test": os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0],
+            "code": done.code,
+            "crash": "internal error" in done.err or any(self.automaker.glob("aidd-crash-*")),
+            "left": None if keep else len(self.leftovers()),
+            "outside_changed": tree_state(self.outside) != self._outside_before,
+        }
+        with Path(target).open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(fact) + "\n")
 
     def run(self, *flags: str, timeout: float = 60, **kw: Any) -> Finished:
         self.start(*flags, **kw)
@@ -219,6 +245,17 @@ def _parses(path: Path) -> bool:
     except (ValueError, yaml.YAMLError):
         return False
     return True
+
+
+def tree_state(root: Path) -> dict[str, tuple[int, int, bytes]]:
+    """Every entry under `root` with its mode, size and (for small files) content."""
+    state = {}
+    for path in sorted(root.rglob("*")):
+        info = path.lstat()
+        small = path.is_file() and not path.is_symlink() and info.st_size < 65536
+        state[str(path.relative_to(root))] = (info.st_mode, info.st_size,
+                                              path.read_bytes() if small else b"")
+    return state
 
 
 def temp_files(root: Path) -> list[Path]:
