@@ -16,7 +16,7 @@ import json
 import os
 import secrets
 import signal
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,12 +49,16 @@ def find_marked(mark: str) -> list[Orphan]:
     if not mark or not _PROC.is_dir():
         return []
     spared = _ancestors()
+    entry_bytes = f"{MARK_VAR}={mark}".encode()
     found = []
     for entry in _PROC.iterdir():
         if not entry.name.isdigit() or int(entry.name) in spared:
             continue
-        env = _environ(int(entry.name))
-        if env is not None and env.get(MARK_VAR) == mark:
+        raw = _read(entry / "environ")
+        if raw is None or entry_bytes not in raw:  # cheap: most processes never match
+            continue
+        env = _parse_environ(raw)
+        if env.get(MARK_VAR) == mark:
             pid = int(entry.name)
             found.append(Orphan(pid, process_start_ticks(pid), _name(pid),
                                 env.get("AIDD_ITERATION")))
@@ -79,11 +83,14 @@ def reap_previous(record: Mapping[str, object], events_path: Path, clock: Clock)
     mark = record.get("agent_mark")
     if not isinstance(mark, str) or not mark:
         return []
-    orphans = find_marked(mark)
-    if record.get("keep_children") is True:
-        in_flight = in_flight_attempts(events_path)
-        orphans = [o for o in orphans if o.iteration in in_flight]
-    return reap(orphans, mark, clock)
+    in_flight = in_flight_attempts(events_path) if record.get("keep_children") is True else None
+
+    def select(orphan: Orphan) -> bool:
+        return in_flight is None or orphan.iteration in in_flight
+
+    reaped = reap([o for o in find_marked(mark) if select(o)], mark, clock)
+    # Then what a fork loop started after that look (issue 13 item 5).
+    return reaped + sweep(mark, clock, select)
 
 
 def reap(orphans: Iterable[Orphan], mark: str, clock: Clock, grace_s: float = 1.0) -> list[Orphan]:
@@ -101,6 +108,50 @@ def reap(orphans: Iterable[Orphan], mark: str, clock: Clock, grace_s: float = 1.
     while any(_alive(o) for o in targets) and clock.monotonic() < deadline:
         clock.sleep(_POLL_S)
     return targets
+
+
+def sweep(mark: str, clock: Clock, select: Callable[[Orphan], bool] = lambda o: True,
+          rounds: int = 10) -> list[Orphan]:
+    """SIGSTOP, then SIGKILL, every process carrying `mark` (other than aidd and its
+    ancestors) that `select` picks, again until a fresh look finds none (bounded): a stopped
+    process cannot fork, so a fork loop cannot outrun it. No grace: this is the safety net
+    after the graceful kills. Returns the processes killed."""
+    killed: dict[int, Orphan] = {}
+    for _ in range(rounds):
+        found = [o for o in find_marked(mark) if select(o)]
+        if not found:
+            break
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for orphan in found:
+                _signal(orphan, mark, sig)
+        _wait_gone(found, clock)
+        killed.update((o.pid, o) for o in found)
+    return list(killed.values())
+
+
+def sweep_run(environ: Mapping[str, str], keep_children: bool, clock: Clock) -> list[str]:
+    """At run end, the safety net (REL-1): kill what still carries the run's mark, unless
+    `--keep-children` kept it on purpose (every kill path swept its own attempt already).
+    Returns the warning to show, if any."""
+    if keep_children:
+        return []
+    killed = sweep(environ.get(MARK_VAR, ""), clock)
+    if not killed:
+        return []
+    names = ", ".join(o.label() for o in killed[:10])
+    return [f"killed {len(killed)} processes still carrying this run's mark: {names}"]
+
+
+def _wait_gone(orphans: list[Orphan], clock: Clock, limit_s: float = 1.0) -> None:
+    """Until each is dead; zombies left to aidd (the subreaper) are reaped on the way."""
+    deadline = clock.monotonic() + limit_s
+    while clock.monotonic() < deadline:
+        for orphan in orphans:
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(orphan.pid, os.WNOHANG)
+        if not any(_alive(o) for o in orphans):
+            return
+        clock.sleep(_POLL_S)
 
 
 # -- /proc helpers --------------------------------------------------------------------------
@@ -128,10 +179,18 @@ def _stat_fields(pid: int) -> list[str]:
 
 
 def _environ(pid: int) -> dict[str, str] | None:
+    raw = _read(_PROC / str(pid) / "environ")
+    return None if raw is None else _parse_environ(raw)
+
+
+def _read(path: Path) -> bytes | None:
     try:
-        raw = (_PROC / str(pid) / "environ").read_bytes()
+        return path.read_bytes()
     except OSError:  # gone, or another user's process
         return None
+
+
+def _parse_environ(raw: bytes) -> dict[str, str]:
     env = {}
     for item in raw.split(b"\0"):
         key, sep, value = item.partition(b"=")

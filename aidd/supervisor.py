@@ -15,6 +15,7 @@ from aidd.errors import AgentCliError, AiddError, CrashReported, ExitCode
 from aidd.iteration import Attempt, IterationRunner
 from aidd.outcomes import EndReason, PhaseEnd, PhaseKind, RunExit
 from aidd.prompts.context import InvalidFinding
+from aidd.reap import sweep_run
 from aidd.runcontext import RunContext
 from aidd.startup import RunPlan
 
@@ -56,7 +57,11 @@ class Supervisor:
         code, reason, fatal = int(ExitCode.SUCCESS), EndReason.DONE, ""
         try:
             ctx.begin()
-            self._phases()
+            try:
+                self._phases()
+            finally:  # REL-1: the run's safety net, before run_end and the lock's release
+                for line in sweep_run(ctx.settings.environ, ctx.settings.keep_children, ctx.clock):
+                    ctx.say(line, level="WARN")
             if ctx.counters.completion_confirmed:
                 code, reason = int(ExitCode.PROJECT_COMPLETE), EndReason.COMPLETED
         except RunExit as exit_:

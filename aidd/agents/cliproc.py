@@ -1,5 +1,6 @@
 """Short helper runs of an agent CLI (`--version`, `session list`): stdin closed, a process
-group of its own that is killed whole when the time limit passes."""
+group of its own that is killed whole when the time limit passes, and a mark of its own
+(aidd.reap) by which anything it left running is killed when it returns (REL-1)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,28 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from aidd.clock import Clock, SystemClock
+from aidd.reap import MARK_VAR, new_mark, sweep
+
 
 def run_cli(argv: Sequence[str], *, env: Mapping[str, str] | None, timeout_s: float,
-            cwd: Path | None = None, stderr_too: bool = False) -> bytes | None:
+            cwd: Path | None = None, stderr_too: bool = False,
+            clock: Clock | None = None) -> bytes | None:
     """The run's stdout (with stderr when `stderr_too`); None when it cannot start or times
-    out."""
+    out. `env` None: aidd's own environment, unmarked (tests only; a run always passes one)."""
+    mark = new_mark()
+    try:
+        return _run(argv, None if env is None else {**env, MARK_VAR: mark}, timeout_s, cwd,
+                    stderr_too)
+    finally:
+        sweep(mark, clock or SystemClock())
+
+
+def _run(argv: Sequence[str], env: dict[str, str] | None, timeout_s: float, cwd: Path | None,
+         stderr_too: bool) -> bytes | None:
     try:
         proc = subprocess.Popen(
-            list(argv), cwd=cwd, env=None if env is None else dict(env),
+            list(argv), cwd=cwd, env=env,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT if stderr_too else subprocess.DEVNULL,
             start_new_session=True,  # so a timeout can kill the whole group

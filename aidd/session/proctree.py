@@ -13,14 +13,20 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 import psutil
 
 from aidd.clock import Clock
 
+_PROC = Path("/proc")
 _PR_SET_CHILD_SUBREAPER = 36
 _POLL_S = 0.05
 _AFTER_KILL_S = 1.0
+_FREEZE_ROUNDS = 20  # snapshots per freeze; a fork loop is caught in two or three
+_KILL_ROUNDS = 10  # freeze-and-SIGKILL rounds until a fresh snapshot is empty
+
+Scan = Callable[[], list[psutil.Process]]
 
 
 @cache
@@ -47,37 +53,115 @@ class ProcInfo:
 
 @dataclass(frozen=True)
 class KillReport:
-    procs: tuple[ProcInfo, ...]
+    procs: tuple[ProcInfo, ...]  # every process signalled, in the order found
     escalated: bool  # SIGKILL was needed
 
 
 class TreeScope:
     """Remembers aidd's children before the agent starts, so children adopted later (through
-    the subreaper) are known to come from the agent's tree."""
+    the subreaper) are known to come from the agent's tree. `marked` names the processes that
+    carry the attempt's mark (aidd.reap), wherever they went."""
 
-    def __init__(self) -> None:
+    def __init__(self, marked: Callable[[], Iterable[int]] = tuple) -> None:
         self._me = psutil.Process()
-        self._before = {child.pid for child in self._children()}
+        self._before = {child.pid for child in self._me.children()}
+        self._marked = marked
+        self._procs: dict[tuple[int, float], psutil.Process] = {}  # by (pid, start time)
 
     def snapshot(self, root_pid: int) -> list[psutil.Process]:
-        """The agent, its descendants, its process group and session, and adopted orphans."""
-        found: dict[int, psutil.Process] = {}
-        root = _process(root_pid)
-        if root is not None:
-            _add(found, [root])
-        _add(found, (p for p in psutil.process_iter() if _in_group(p.pid, root_pid)))
-        _add(found, (c for c in self._children() if c.pid not in self._before))
-        for pid in (self._me.pid, 0, 1):
-            found.pop(pid, None)
+        """The agent, its process group and session, adopted orphans, marked processes, and
+        the descendants of all of them. One pass over the process table."""
+        table = _table()
+        me = self._me.pid
+        seeds = {pid for pid, row in table.items()
+                 if root_pid in (row.group, row.session)
+                 or (row.ppid == me and pid not in self._before)}
+        seeds.update(self._marked())
+        seeds.add(root_pid)
+        members = _with_descendants(seeds, table) - {me, 0, 1}
         # Zombies are already dead (adopted ones are reaped here); the root is its owner's.
-        members = [p for pid, p in found.items() if pid == root_pid or _running(p)]
-        return sorted(members, key=lambda p: p.pid)
+        for pid in [pid for pid in members if pid != root_pid and table[pid].zombie]:
+            _reap_one(pid)
+            members.discard(pid)
+        return [p for p in (self._process(pid, table[pid]) for pid in sorted(members))
+                if p is not None]
 
-    def _children(self) -> list[psutil.Process]:
+    def _process(self, pid: int, row: _Row) -> psutil.Process | None:
+        """One psutil object per process (making one reads /proc again)."""
+        key = (pid, row.start)
+        proc = self._procs.get(key)
+        if proc is None and (proc := _process(pid)) is not None:
+            self._procs[key] = proc
+        return proc
+
+
+@dataclass(frozen=True)
+class _Row:
+    ppid: int
+    group: int
+    session: int
+    zombie: bool
+    start: float  # start time (ticks, or seconds): a reused pid is another process
+
+
+def _table() -> dict[int, _Row]:
+    """Every process, from one read of /proc/PID/stat each (through psutil it costs several
+    times that, and a storm kill takes several snapshots of a thousand processes); elsewhere
+    through psutil."""
+    if not _PROC.is_dir():
+        return _table_portable()
+    table = {}
+    for entry in _PROC.iterdir():
+        if entry.name.isdigit() and (row := _stat_row(entry / "stat")) is not None:
+            table[int(entry.name)] = row
+    return table
+
+
+def _stat_row(path: Path) -> _Row | None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # gone
+        return None
+    try:
+        stat = os.read(fd, 4096)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    fields = stat[stat.rfind(b")") + 2 :].split()  # after the name: state ppid pgrp session
+    if len(fields) < 20:
+        return None
+    zombie = fields[0] in (b"Z", b"X")
+    return _Row(int(fields[1]), int(fields[2]), int(fields[3]), zombie, float(fields[19]))
+
+
+def _table_portable() -> dict[int, _Row]:
+    table = {}
+    for proc in psutil.process_iter(["ppid", "status", "create_time"]):
         try:
-            return self._me.children()
-        except psutil.Error:
-            return []
+            group, session = os.getpgid(proc.pid), os.getsid(proc.pid)
+        except OSError:
+            continue
+        info = proc.info
+        table[proc.pid] = _Row(info.get("ppid") or 0, group, session,
+                               info.get("status") == psutil.STATUS_ZOMBIE,
+                               info.get("create_time") or 0.0)
+    return table
+
+
+def _with_descendants(seeds: set[int], table: dict[int, _Row]) -> set[int]:
+    """`seeds` that exist, and their descendants."""
+    children: dict[int, list[int]] = {}
+    for pid, row in table.items():
+        children.setdefault(row.ppid, []).append(pid)
+    found: set[int] = set()
+    todo = [pid for pid in seeds if pid in table]
+    while todo:
+        pid = todo.pop()
+        if pid not in found:
+            found.add(pid)
+            todo.extend(children.get(pid, ()))
+    return found
 
 
 def _process(pid: int) -> psutil.Process | None:
@@ -85,21 +169,6 @@ def _process(pid: int) -> psutil.Process | None:
         return psutil.Process(pid)
     except (psutil.Error, ValueError):
         return None
-
-
-def _add(found: dict[int, psutil.Process], procs: Iterable[psutil.Process]) -> None:
-    for proc in procs:
-        found.setdefault(proc.pid, proc)
-        with contextlib.suppress(psutil.Error):
-            for child in proc.children(recursive=True):
-                found.setdefault(child.pid, child)
-
-
-def _in_group(pid: int, root_pid: int) -> bool:
-    try:
-        return os.getpgid(pid) == root_pid or os.getsid(pid) == root_pid
-    except OSError:
-        return False
 
 
 def describe(procs: Iterable[psutil.Process]) -> tuple[ProcInfo, ...]:
@@ -115,7 +184,7 @@ def describe(procs: Iterable[psutil.Process]) -> tuple[ProcInfo, ...]:
 
 
 def terminate(
-    procs: list[psutil.Process],
+    scan: Scan,
     *,
     root_pid: int,
     root_alive: Callable[[], bool],
@@ -124,24 +193,54 @@ def terminate(
     pump: Callable[[float], object],
     hurry: Callable[[], bool],
 ) -> KillReport:
-    """SIGTERM all, wait up to `grace_s` (calling `pump` meanwhile), SIGKILL survivors, reap.
+    """Freeze what `scan` finds, SIGTERM it and let it run for up to `grace_s` (calling `pump`
+    meanwhile), then freeze and SIGKILL whatever a fresh scan finds until one finds nothing.
 
-    The root (the agent) is reaped by its owner, so `root_alive` reports on it; every other
-    member that became aidd's child is reaped here.
+    A stopped process cannot fork, so a fork loop cannot outrun the kill, and what a dying
+    process forks is found by the next scan (issue 13 item 5). The root (the agent) is reaped
+    by its owner, so `root_alive` reports on it; every other member that became aidd's child
+    is reaped here.
     """
-    info = describe(procs)
+    named: dict[int, ProcInfo] = {}
+    procs = _freeze(scan, named)
     if not procs:
-        return KillReport(info, escalated=False)
-    urgent = hurry() or grace_s <= 0
-    _send(procs, signal.SIGKILL if urgent else signal.SIGTERM)
-    alive = _wait(procs, root_pid, root_alive, grace_s, clock, pump, hurry)
-    escalated = urgent
-    if alive:
-        escalated = True
-        _send(alive, signal.SIGKILL)
-        _wait(alive, root_pid, root_alive, _AFTER_KILL_S, clock, pump, lambda: False)
-    _reap(procs, root_pid)
-    return KillReport(info, escalated)
+        return KillReport((), escalated=False)
+    if not (hurry() or grace_s <= 0):
+        _send(procs, signal.SIGTERM)  # held while stopped, handled on SIGCONT
+        _send(procs, signal.SIGCONT)
+        _wait(procs, root_pid, root_alive, grace_s, clock, pump, hurry)
+    escalated = _kill_until_gone(scan, named, root_pid, root_alive, clock, pump)
+    return KillReport(tuple(named.values()), escalated)
+
+
+def _freeze(scan: Scan, named: dict[int, ProcInfo]) -> list[psutil.Process]:
+    """SIGSTOP every member, again until a fresh scan finds no new one (bounded)."""
+    frozen: dict[int, psutil.Process] = {}
+    for _ in range(_FREEZE_ROUNDS):
+        new = [p for p in scan() if p.pid not in frozen]
+        if not new:
+            break
+        _send(new, signal.SIGSTOP)
+        frozen.update((p.pid, p) for p in new)
+        for info in describe(new):
+            named.setdefault(info.pid, info)
+    return list(frozen.values())
+
+
+def _kill_until_gone(scan: Scan, named: dict[int, ProcInfo], root_pid: int,
+                     root_alive: Callable[[], bool], clock: Clock,
+                     pump: Callable[[float], object]) -> bool:
+    """Freeze and SIGKILL until a fresh scan is empty (bounded); True when any was killed."""
+    killed = False
+    for _ in range(_KILL_ROUNDS):
+        procs = _freeze(scan, named)
+        if not procs:
+            break
+        killed = True
+        _send(procs, signal.SIGKILL)
+        _wait(procs, root_pid, root_alive, _AFTER_KILL_S, clock, pump, lambda: False)
+        _reap(procs, root_pid)
+    return killed
 
 
 def _send(procs: Iterable[psutil.Process], sig: signal.Signals) -> None:
@@ -161,14 +260,22 @@ def _wait(
     clock: Clock,
     pump: Callable[[float], object],
     hurry: Callable[[], bool],
-) -> list[psutil.Process]:
+) -> None:
+    """Until every member is gone, `limit_s` passed or `hurry()`. A dead process stays dead,
+    so each one is looked at until it is found gone, not on every tick."""
     deadline = clock.monotonic() + limit_s
+    waiting = list(procs)
     while True:
-        alive = [p for p in procs if (root_alive() if p.pid == root_pid else _running(p))]
+        while waiting and not _member_alive(waiting[-1], root_pid, root_alive):
+            waiting.pop()
         left = deadline - clock.monotonic()
-        if not alive or left <= 0 or hurry():
-            return alive
+        if not waiting or left <= 0 or hurry():
+            return
         pump(min(_POLL_S, left))
+
+
+def _member_alive(proc: psutil.Process, root_pid: int, root_alive: Callable[[], bool]) -> bool:
+    return root_alive() if proc.pid == root_pid else _running(proc)
 
 
 def _running(proc: psutil.Process) -> bool:

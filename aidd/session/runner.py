@@ -6,13 +6,13 @@ from __future__ import annotations
 import math
 import select
 import signal
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 from pathlib import Path
 from typing import Any, Protocol
 
-from aidd import __version__
+from aidd import __version__, reap
 from aidd.agents.base import Adapter, AgentContext, NudgeMethod
 from aidd.agents.ratelimit import wake_time
 from aidd.clock import Clock, SystemClock
@@ -92,6 +92,13 @@ def _secs(value: float) -> str:
     return f"{value:.1f}s" if value < 1 else f"{value:.0f}s"
 
 
+def _names(infos: Sequence[proctree.ProcInfo], label: Callable[[proctree.ProcInfo], str],
+           most: int = 10) -> str:
+    """The first `most` labels, then how many more (a fork loop leaves hundreds)."""
+    named = ", ".join(label(i) for i in infos[:most])
+    return named + (f" and {len(infos) - most} more" if len(infos) > most else "")
+
+
 class _Attempt:
     def __init__(self, request: AttemptRequest) -> None:
         self.req = request
@@ -115,7 +122,7 @@ class _Attempt:
         self.env = self.adapter.environment(request.env, AgentContext(
             request.project_dir, request.number, request.prompt_kind, request.audit_name,
             __version__))
-        self.scope = proctree.TreeScope()
+        self.scope = proctree.TreeScope(self._marked)
         self.proc = self._spawn(self.adapter.argv(request.binary, request.model),
                                 self.adapter.encode_prompt(request.prompt))
 
@@ -287,12 +294,12 @@ class _Attempt:
 
     def _kill_tree(self, reason: str, *, only_if_alive: bool = False) -> None:
         proc = self.proc
-        procs = self.scope.snapshot(proc.pid)
-        if only_if_alive and not procs:
+        report = self._terminate(lambda: self.scope.snapshot(proc.pid),
+                                 root_alive=lambda: proc.poll() is None)
+        if only_if_alive and not report.procs:
             return
-        report = self._terminate(procs, root_alive=lambda: proc.poll() is None)
         self._wait_exit(1.0)
-        names = ", ".join(p.label() for p in report.procs) or "nothing left"
+        names = _names(report.procs, lambda p: p.label()) or "nothing left"
         suffix = "; SIGKILL needed" if report.escalated else ""
         self._say(f"killed the agent tree ({reason}): {names}{suffix}", "WARN")
         self.req.events.emit(
@@ -302,25 +309,40 @@ class _Attempt:
 
     def _leftovers(self) -> None:
         """Descendants still running after a normal exit (SUP-42)."""
-        procs = [p for p in self.scope.snapshot(self.proc.pid) if p.pid != self.proc.pid]
-        if not procs:
+        root = self.proc.pid
+
+        def scan() -> list[Any]:  # the agent is gone and reaped: never signal its pid
+            return [p for p in self.scope.snapshot(root) if p.pid != root]
+
+        if self.req.keep_children:
+            infos = proctree.describe(scan())
+        else:
+            infos = self._terminate(scan, root_alive=lambda: False).procs
+        if not infos:
             return
-        infos = proctree.describe(procs)
-        named = ", ".join(f"{i.label()} ({i.cmd})" for i in infos)
-        pids = [{"pid": i.pid, "name": i.name, "cmd": i.cmd} for i in infos]
+        named = _names(infos, lambda i: f"{i.label()} ({i.cmd})")
         if self.req.keep_children:
             self._say(f"left running by the agent (--keep-children): {named}")
         else:
-            self._terminate(procs, root_alive=lambda: False)
             self._say(f"killed what the agent left running: {named}", "WARN")
             self._drain()
+        pids = [{"pid": i.pid, "name": i.name, "cmd": i.cmd} for i in infos]
         self.req.events.emit("children_reaped", number=self.req.number, pids=pids,
                              kept=self.req.keep_children)
 
-    def _terminate(self, procs: list[Any], root_alive: Callable[[], bool]) -> proctree.KillReport:
-        """SIGTERM, the grace (none once a second signal came), SIGKILL (SUP-40)."""
+    def _marked(self) -> list[int]:
+        """Processes carrying this run's mark and this attempt's number, wherever they went
+        (REL-1); kept leftovers of earlier attempts (--keep-children) carry another number."""
+        number = str(self.req.number)
+        found = reap.find_marked(self.env.get(reap.MARK_VAR, ""))
+        return [o.pid for o in found if o.iteration == number]
+
+    def _terminate(self, scan: Callable[[], list[Any]],
+                   root_alive: Callable[[], bool]) -> proctree.KillReport:
+        """Freeze, SIGTERM, the grace (none once a second signal came), then SIGKILL until
+        nothing is left (SUP-40)."""
         return proctree.terminate(
-            procs, root_pid=self.proc.pid, root_alive=root_alive,
+            scan, root_pid=self.proc.pid, root_alive=root_alive,
             grace_s=0.0 if self._urgent() else self.req.kill_grace_s, clock=self.clock,
             pump=self._pump, hurry=self._urgent)
 
@@ -348,9 +370,9 @@ class _Attempt:
         try:
             proc = self.proc
             proctree.terminate(
-                self.scope.snapshot(proc.pid), root_pid=proc.pid,
+                lambda: self.scope.snapshot(proc.pid), root_pid=proc.pid,
                 root_alive=lambda: proc.poll() is None, grace_s=0.0, clock=self.clock,
-                pump=lambda s: None, hurry=lambda: True)
+                pump=self.clock.sleep, hurry=lambda: True)
         except Exception:  # already failing; the original error matters more
             pass
 

@@ -35,6 +35,7 @@ class Counts:
     kills: int  # kill -9 runs, split evenly over the kill points
     flood_mib: int
     parallel: int
+    storms: int = 3  # fork-storm runs (idle / timeout / SIGTERM), split evenly
 
     @classmethod
     def light(cls) -> Counts:
@@ -42,7 +43,7 @@ class Counts:
 
     @classmethod
     def heavy(cls) -> Counts:
-        return cls(endings=102, kills=51, flood_mib=50, parallel=3)
+        return cls(endings=102, kills=51, flood_mib=50, parallel=3, storms=30)
 
 
 @dataclass

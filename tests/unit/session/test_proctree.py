@@ -26,11 +26,12 @@ def start(fake_agent: FakeAgent, *steps: dict[str, object]) -> subprocess.Popen[
     return proc
 
 
-def kill(proc: subprocess.Popen[bytes], procs: list[psutil.Process],
+def kill(proc: subprocess.Popen[bytes], scope: proctree.TreeScope,
          grace_s: float = 0.5) -> proctree.KillReport:
     report = proctree.terminate(
-        procs, root_pid=proc.pid, root_alive=lambda: proc.poll() is None, grace_s=grace_s,
-        clock=SystemClock(), pump=time.sleep, hurry=lambda: False)
+        lambda: scope.snapshot(proc.pid), root_pid=proc.pid,
+        root_alive=lambda: proc.poll() is None, grace_s=grace_s, clock=SystemClock(),
+        pump=time.sleep, hurry=lambda: False)
     assert proc.stdout is not None
     proc.stdout.close()
     return report
@@ -56,7 +57,7 @@ def test_snapshot_finds_descendants_group_members_and_adopted_orphans(
     pids = {p.pid for p in scope.snapshot(proc.pid)}
     assert {proc.pid, child, detached} <= pids
     assert os.getpid() not in pids
-    report = kill(proc, scope.snapshot(proc.pid))
+    report = kill(proc, scope)
     assert not report.escalated
     assert {i.pid for i in report.procs} >= {proc.pid, child, detached}
     assert not any(pid_alive(p) for p in (proc.pid, child, detached))
@@ -72,7 +73,7 @@ def test_sigterm_ignorers_get_sigkill_after_the_grace(fake_agent: FakeAgent) -> 
     stubborn = fake_agent.pid("stubborn")
     assert stubborn is not None
     began = time.monotonic()
-    report = kill(proc, scope.snapshot(proc.pid), grace_s=0.5)
+    report = kill(proc, scope, grace_s=0.5)
     assert report.escalated
     assert 0.4 < time.monotonic() - began < 3.0
     assert not pid_alive(stubborn)
@@ -82,11 +83,10 @@ def test_sigterm_ignorers_get_sigkill_after_the_grace(fake_agent: FakeAgent) -> 
 def test_processes_already_gone_are_fine(fake_agent: FakeAgent) -> None:
     scope = proctree.TreeScope()
     proc = start(fake_agent)
-    procs = scope.snapshot(proc.pid)
     os.kill(proc.pid, 9)
     proc.wait()
-    report = kill(proc, procs)
-    assert [i.pid for i in report.procs] == [proc.pid]
+    report = kill(proc, scope)
+    assert report == proctree.KillReport((), escalated=False)
 
 
 def test_snapshot_of_a_dead_root_still_finds_its_leftovers(fake_agent: FakeAgent) -> None:
@@ -100,9 +100,9 @@ def test_snapshot_of_a_dead_root_still_finds_its_leftovers(fake_agent: FakeAgent
     assert left is not None
     procs = scope.snapshot(proc.pid)
     assert [p.pid for p in procs] == [left]
-    report = proctree.terminate(procs, root_pid=proc.pid, root_alive=lambda: False,
-                                grace_s=0.5, clock=SystemClock(), pump=time.sleep,
-                                hurry=lambda: False)
+    report = proctree.terminate(lambda: scope.snapshot(proc.pid), root_pid=proc.pid,
+                                root_alive=lambda: False, grace_s=0.5, clock=SystemClock(),
+                                pump=time.sleep, hurry=lambda: False)
     assert [i.name for i in report.procs] == ["sleep"]
     assert not pid_alive(left)
 
@@ -132,3 +132,65 @@ def test_describe_names_each_process() -> None:
     finally:
         child.kill()
         child.wait()
+
+
+STORM = 'trap "" TERM; echo READY; while :; do sleep 1007 & sleep 0.005; done'
+FORK_ON_TERM = 'trap "sleep 1008 & exit 0" TERM; echo READY; while :; do sleep 0.05; done'
+
+
+def shell(script: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(["sh", "-c", script], stdout=subprocess.PIPE,
+                            start_new_session=True, env=env)
+    assert proc.stdout is not None
+    assert proc.stdout.readline() == b"READY\n"
+    return proc
+
+
+def test_a_fork_loop_ignoring_sigterm_is_killed_to_the_last_process() -> None:
+    """Freeze, then kill until a fresh snapshot is empty (issue 13 item 5)."""
+    scope = proctree.TreeScope()
+    proc = shell(STORM)
+    deadline = time.monotonic() + 10
+    while len(scope.snapshot(proc.pid)) < 20:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    report = kill(proc, scope, grace_s=0.5)
+    assert report.escalated
+    assert len(report.procs) > 20
+    assert scope.snapshot(proc.pid) == []
+    assert proctree.still_running(report.procs) == []
+
+
+def test_a_child_forked_on_sigterm_is_killed_too() -> None:
+    scope = proctree.TreeScope()
+    proc = shell(FORK_ON_TERM)
+    report = kill(proc, scope, grace_s=2.0)
+    assert proc.returncode == 0  # it obeyed, after forking
+    assert "sleep" in {i.name for i in report.procs}
+    assert report.escalated  # the fork got SIGKILL without a grace of its own
+    assert scope.snapshot(proc.pid) == []
+
+
+def test_marked_processes_outside_the_tree_are_members() -> None:
+    marked: list[int] = []
+    stray = subprocess.Popen(["sleep", "1010"])  # aidd's child from before: not adopted
+    scope = proctree.TreeScope(lambda: marked)
+    agent = shell("echo READY; exec sleep 1009")
+    try:
+        assert stray.pid not in {p.pid for p in scope.snapshot(agent.pid)}
+        marked.append(stray.pid)
+        assert stray.pid in {p.pid for p in scope.snapshot(agent.pid)}
+    finally:
+        for child in (agent, stray):
+            child.kill()
+            child.wait()
+        assert agent.stdout is not None
+        agent.stdout.close()
+
+
+def test_the_portable_table_agrees_with_proc(monkeypatch: pytest.MonkeyPatch) -> None:
+    fast = proctree._table()[os.getpid()]
+    monkeypatch.setattr(proctree, "_PROC", proctree.Path("/nonexistent"))
+    slow = proctree._table()[os.getpid()]
+    assert (slow.ppid, slow.group, slow.session, slow.zombie) == (
+        fast.ppid, fast.group, fast.session, fast.zombie)
