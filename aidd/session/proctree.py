@@ -222,21 +222,29 @@ def _freeze(scan: Scan, named: dict[int, ProcInfo]) -> list[psutil.Process]:
             break
         _send(new, signal.SIGSTOP)
         frozen.update((p.pid, p) for p in new)
-        for info in describe(new):
-            named.setdefault(info.pid, info)
+        _name(new, named)
     return list(frozen.values())
+
+
+def _name(procs: list[psutil.Process], named: dict[int, ProcInfo]) -> None:
+    """Add the processes not named yet to `named`, in the order found."""
+    for info in describe(p for p in procs if p.pid not in named):
+        named[info.pid] = info
 
 
 def _kill_until_gone(scan: Scan, named: dict[int, ProcInfo], root_pid: int,
                      root_alive: Callable[[], bool], clock: Clock,
                      pump: Callable[[float], object]) -> bool:
-    """Freeze and SIGKILL until a fresh scan is empty (bounded); True when any was killed."""
+    """SIGSTOP then SIGKILL what a fresh scan finds, until one is empty (bounded); True when
+    any was killed. What forks between a scan and its SIGSTOP is found by the next scan."""
     killed = False
     for _ in range(_KILL_ROUNDS):
-        procs = _freeze(scan, named)
+        procs = scan()
         if not procs:
             break
         killed = True
+        _send(procs, signal.SIGSTOP)
+        _name(procs, named)  # while they can still be read
         _send(procs, signal.SIGKILL)
         _wait(procs, root_pid, root_alive, _AFTER_KILL_S, clock, pump, lambda: False)
         _reap(procs, root_pid)
