@@ -116,16 +116,16 @@ def sweep(mark: str, clock: Clock, select: Callable[[Orphan], bool] = lambda o: 
     ancestors) that `select` picks, again until a fresh look finds none (bounded): a stopped
     process cannot fork, so a fork loop cannot outrun it. No grace: this is the safety net
     after the graceful kills. Returns the processes killed."""
-    killed: dict[int, Orphan] = {}
+    killed: dict[tuple[int, int | None], Orphan] = {}
     for _ in range(rounds):
-        found = [o for o in find_marked(mark) if select(o)]
-        if not found:
+        found = [o for o in find_marked(mark) if select(o) and (o.pid, o.ticks) not in killed]
+        if not found:  # none left, or only what outlived SIGKILL (stuck in the kernel)
             break
         for sig in (signal.SIGSTOP, signal.SIGKILL):
             for orphan in found:
                 _signal(orphan, mark, sig)
         _wait_gone(found, clock)
-        killed.update((o.pid, o) for o in found)
+        killed.update(((o.pid, o.ticks), o) for o in found)
     return list(killed.values())
 
 

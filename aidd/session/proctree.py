@@ -235,20 +235,22 @@ def _name(procs: list[psutil.Process], named: dict[int, ProcInfo]) -> None:
 def _kill_until_gone(scan: Scan, named: dict[int, ProcInfo], root_pid: int,
                      root_alive: Callable[[], bool], clock: Clock,
                      pump: Callable[[float], object]) -> bool:
-    """SIGSTOP then SIGKILL what a fresh scan finds, until one is empty (bounded); True when
-    any was killed. What forks between a scan and its SIGSTOP is found by the next scan."""
-    killed = False
+    """SIGSTOP then SIGKILL what a fresh scan finds, until one finds none not yet killed
+    (bounded); True when any was killed. What forks between a scan and its SIGSTOP is found by
+    the next scan; one that outlives SIGKILL (another user's, stuck in the kernel) is not
+    waited for again."""
+    killed: set[psutil.Process] = set()  # equal: same pid and start time
     for _ in range(_KILL_ROUNDS):
-        procs = scan()
+        procs = [p for p in scan() if p not in killed]
         if not procs:
             break
-        killed = True
+        killed.update(procs)
         _send(procs, signal.SIGSTOP)
         _name(procs, named)  # while they can still be read
         _send(procs, signal.SIGKILL)
         _wait(procs, root_pid, root_alive, _AFTER_KILL_S, clock, pump, lambda: False)
         _reap(procs, root_pid)
-    return killed
+    return bool(killed)
 
 
 def _send(procs: Iterable[psutil.Process], sig: signal.Signals) -> None:
