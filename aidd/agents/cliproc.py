@@ -11,13 +11,12 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from aidd.clock import Clock, SystemClock
+from aidd.clock import SystemClock
 from aidd.reap import MARK_VAR, new_mark, sweep
 
 
 def run_cli(argv: Sequence[str], *, env: Mapping[str, str] | None, timeout_s: float,
-            cwd: Path | None = None, stderr_too: bool = False,
-            clock: Clock | None = None) -> bytes | None:
+            cwd: Path | None = None, stderr_too: bool = False) -> bytes | None:
     """The run's stdout (with stderr when `stderr_too`); None when it cannot start or times
     out. `env` None: aidd's own environment, unmarked (tests only; a run always passes one)."""
     mark = new_mark()
@@ -25,7 +24,7 @@ def run_cli(argv: Sequence[str], *, env: Mapping[str, str] | None, timeout_s: fl
         return _run(argv, None if env is None else {**env, MARK_VAR: mark}, timeout_s, cwd,
                     stderr_too)
     finally:
-        sweep(mark, clock or SystemClock())
+        sweep(mark, SystemClock())
 
 
 def _run(argv: Sequence[str], env: dict[str, str] | None, timeout_s: float, cwd: Path | None,
