@@ -11,8 +11,9 @@ import sys
 from aidd.clock import SystemClock
 from aidd.config import Settings
 from aidd.errors import ExitCode, NotFoundError, UsageError, ValidationError
+from aidd.fsio import UnsafePathError
 from aidd.project.filters import FeatureFilter
-from aidd.project.paths import ProjectPaths
+from aidd.project.paths import ProjectPaths, check_layout
 
 _ACTION_ORDER = ("extract_batch", "check_features", "status", "stop")
 
@@ -23,11 +24,16 @@ def run(settings: Settings) -> int:
     _check_platform()
     feature_filter = _build_filter(paths, settings) if _needs_filter(settings) else None
     action = _chosen_action(settings)
-    if action is not None:
-        return _one_shot(action, settings, paths, feature_filter)
-    from aidd.startup import prepare_run
+    try:
+        if action is not None:
+            if action in ("stop", "extract_batch"):  # they write into .automaker
+                check_layout(paths)
+            return _one_shot(action, settings, paths, feature_filter)
+        from aidd.startup import prepare_run
 
-    plan = prepare_run(settings, paths, feature_filter)
+        plan = prepare_run(settings, paths, feature_filter)
+    except UnsafePathError as exc:  # a planted link, hard link or FIFO (issue 13)
+        raise NotFoundError(f"refused: {exc}") from None
     from aidd.supervisor import Supervisor
 
     return int(Supervisor(plan, SystemClock()).run())

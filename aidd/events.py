@@ -8,6 +8,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from aidd.fsio import open_file, write_all
+
 SCHEMA_VERSION = 1
 
 
@@ -16,13 +18,16 @@ def make_run_id(started: datetime, pid: int) -> str:
 
 
 class EventLog:
-    """Each event is one `write` to a file opened O_APPEND, so lines never interleave or tear
-    (except the very last one when aidd is SIGKILLed mid-write; readers skip it)."""
+    """Each event is one `write` to a file opened O_APPEND (never through a link, fsio), so
+    lines never interleave or tear (except the very last one when aidd is SIGKILLed mid-write
+    or the disk fills; readers skip it, and the next run starts on a fresh line)."""
 
-    def __init__(self, path: Path | None, run_id: str) -> None:
+    def __init__(self, path: Path | None, run_id: str, *, root: Path | None = None) -> None:
         self.path = path
+        self.root = root if root is not None else (path.parent if path else Path())
         self.run_id = run_id
         self.emitted: list[dict[str, Any]] = []
+        self._line_start_checked = False
 
     def emit(self, event: str, **fields: Any) -> dict[str, Any]:
         record: dict[str, Any] = {
@@ -35,12 +40,22 @@ class EventLog:
         self.emitted.append(record)
         if self.path is not None:
             line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+            # read-write for one pread of the last byte (a torn line, item 12)
+            fd = open_file(self.root, self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
             try:
-                os.write(fd, line.encode("utf-8", "replace"))
+                lead = b"" if self._line_start_checked else _fresh_line(fd)
+                self._line_start_checked = True
+                write_all(fd, lead + line.encode("utf-8", "replace"))
             finally:
                 os.close(fd)
         return record
+
+
+def _fresh_line(fd: int) -> bytes:
+    """A newline when the file ends inside a torn line, so our first event is a line of its
+    own instead of the tail of that one (issue 13 item 12)."""
+    size = os.fstat(fd).st_size
+    return b"\n" if size and os.pread(fd, 1, size - 1) != b"\n" else b""
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:

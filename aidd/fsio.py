@@ -69,9 +69,11 @@ def open_dir(root: Path, rel: Path | str = ".", *, create: bool = False) -> int:
             if part == "..":
                 raise UnsafePathError(here / part, "leads out of its directory")
             here = here / part
-            fd = _step(fd, part, here, create)
+            parent, fd = fd, -1
+            fd = _step(parent, part, here, create)  # closes `parent`, whatever happens
     except BaseException:
-        os.close(fd)
+        if fd >= 0:
+            os.close(fd)
         raise
     return fd
 

@@ -73,7 +73,8 @@ class IterationRunner:
         selection = select_prompt(self._cascade(phase, completion_review))
         model = choose_model(selection.model_role, self.ctx.model_options())
         number = ctx.counters.take_number()
-        transcript = Transcript(ctx.plan.paths.log(number), ctx.console, ctx.clock.now)
+        transcript = Transcript(ctx.plan.paths.log(number), ctx.console, ctx.clock.now,
+                                root=ctx.plan.paths.root)
         ctx.transcript = transcript
         for line in header_lines(ctx, phase, state, number, selection, model):
             transcript.plain(line)

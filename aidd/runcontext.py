@@ -15,18 +15,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from aidd import fsio
 from aidd.clock import Clock
 from aidd.config import Settings
 from aidd.console import Console
 from aidd.errors import ExitCode
 from aidd.events import EventLog, make_run_id
-from aidd.fsio import remove_stale_temps
 from aidd.outcomes import Counters, EndReason, RunExit, stopped
 from aidd.project.detect import Origin, read_state, record_origin
 from aidd.prompts.select import ModelOptions
 from aidd.signals import Interrupt, install
 from aidd.startup import RunPlan
-from aidd.stop import StopWatcher
+from aidd.stop import StopWatcher, remove_stop, stale_stop
 from aidd.transcript import Transcript
 
 if TYPE_CHECKING:
@@ -69,7 +69,8 @@ class RunContext:
     @classmethod
     def open(cls, plan: RunPlan, clock: Clock) -> RunContext:
         run_id = make_run_id(plan.started, os.getpid())
-        return cls(plan, clock, Console(), EventLog(plan.paths.events, run_id))
+        return cls(plan, clock, Console(),
+                   EventLog(plan.paths.events, run_id, root=plan.paths.root))
 
     @property
     def settings(self) -> Settings:
@@ -88,21 +89,20 @@ class RunContext:
         paths = self.plan.paths
         self._restore_signals = install(self.interrupt)
         self.interrupt.on_signal = self._signal_received
-        if paths.stop.exists():
-            paths.stop.unlink()
+        if stale_stop(paths.stop, self.plan.started) and remove_stop(paths.stop):
             self.say("removed a stale .stop request from before this run")
-        remove_stale_temps(paths.root, paths.automaker)
+        fsio.remove_stale_temps(paths.root, paths.automaker)
         if not self.plan.audit_queue and read_state(paths).origin is None:
             self._record_origin()
-        paths.iterations.mkdir(exist_ok=True)
+        fsio.make_dirs(paths.root, paths.iterations)
         self.counters.next_number = next_log_number(paths.iterations)
         self._watcher = StopWatcher(paths.stop, self._stop_noticed)
         self._watcher.start()
-        for warning in self.plan.warnings:
-            self.warn(warning)
         from aidd.runstart import emit_run_start
 
-        emit_run_start(self)
+        emit_run_start(self)  # the first event of the run (issue 13 item 16)
+        for warning in self.plan.warnings:
+            self.warn(warning)
 
     def _signal_received(self, name: str) -> None:
         self.events.emit("signal", name=name)
@@ -139,7 +139,7 @@ class RunContext:
         if self.interrupt.is_set():
             raise RunExit(ExitCode.TIMEOUT_OR_SIGNAL, EndReason.SIGNAL,
                           f"interrupted by {self.interrupt.name}")
-        if self.plan.paths.stop.exists():
+        if os.path.lexists(self.plan.paths.stop):
             if self._watcher is not None:
                 self._watcher.consume()
             self.say("stop: .automaker/.stop honoured; exiting with 6")

@@ -23,7 +23,7 @@ from aidd.fsio import UnsafePathError, make_dirs, remove_stale_temps
 from aidd.lock import ProjectLock
 from aidd.project.detect import Origin, detect_origin
 from aidd.project.filters import FeatureFilter
-from aidd.project.paths import ProjectPaths
+from aidd.project.paths import ProjectPaths, check_layout
 from aidd.prompts.render import PromptRenderer
 from aidd.reap import MARK_VAR, new_mark, reap_previous
 
@@ -68,6 +68,7 @@ def prepare_run(settings: Settings, paths: ProjectPaths,
     started = SystemClock().now()
     mark = new_mark()
     settings = replace(settings, environ={**settings.environ, MARK_VAR: mark})
+    check_layout(paths)
     lock = _claim_project(paths, started, settings, mark)
     gone = lock.previous_holder_gone()
     if gone is not None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import logging
+import os
 import threading
 from collections.abc import Callable
 from datetime import datetime
@@ -15,9 +17,38 @@ POLL_S = 1.0
 
 
 def request_stop(root: Path, stop_file: Path, now: datetime) -> None:
-    """`aidd --stop`: write the file with the current time, atomically."""
+    """`aidd --stop`: write the file with the current time, atomically. A `.stop` directory
+    is already a request: it is left as it is."""
     make_dirs(root, stop_file.parent)
+    if stop_file.is_dir() and not stop_file.is_symlink():
+        return
     write_atomic(stop_file, now.isoformat(timespec="seconds") + "\n", root=root)
+
+
+def stale_stop(stop_file: Path, run_started: datetime) -> bool:
+    """A `.stop` left from before this run (SUP-90). One written after the run started (an
+    `aidd --stop` answered while this run was starting up) is a request to honour (issue 13
+    item 9). A directory of that name is a request too, never a crash (item 10)."""
+    try:
+        mtime = stop_file.lstat().st_mtime
+    except OSError:
+        return False
+    return mtime < run_started.timestamp() - 1.0  # file times can lag the clock a little
+
+
+def remove_stop(stop_file: Path) -> bool:
+    """Delete the request: the file, a link itself, or the (empty) directory an agent made.
+    False when it could not be removed (it then stays, and still asks to stop)."""
+    try:
+        if stop_file.is_dir() and not stop_file.is_symlink():
+            stop_file.rmdir()
+        else:
+            stop_file.unlink()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return True
 
 
 class StopWatcher:
@@ -40,12 +71,11 @@ class StopWatcher:
         self._poller.start()
 
     def present(self) -> bool:
-        return self.stop_file.exists()
+        return os.path.lexists(self.stop_file)
 
     def consume(self) -> None:
-        """Honour the request: delete the file (SUP-90)."""
-        with contextlib.suppress(FileNotFoundError):
-            self.stop_file.unlink()
+        """Honour the request: delete it (SUP-90)."""
+        remove_stop(self.stop_file)
 
     def close(self) -> None:
         self._closed.set()
@@ -66,6 +96,10 @@ class StopWatcher:
             self._check()
 
     def _start_observer(self) -> None:
+        # watchdog logs to the root logger; with no handler Python would print its notes
+        # ("InotifyEmitter.queue_events() called when the thread is inactive") on stderr.
+        logging.getLogger("watchdog").addHandler(logging.NullHandler())
+        logging.getLogger("watchdog").propagate = False
         try:
             from watchdog.events import FileSystemEventHandler
             from watchdog.observers import Observer

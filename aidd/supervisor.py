@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from aidd import policy
 from aidd.audit import AuditDefinition
 from aidd.clock import Clock
-from aidd.errors import AgentCliError, AiddError, CrashReported, ExitCode
+from aidd.errors import AgentCliError, AiddError, CrashReported, ExitCode, NotFoundError
+from aidd.fsio import UnsafePathError
 from aidd.iteration import Attempt, IterationRunner
 from aidd.outcomes import EndReason, PhaseEnd, PhaseKind, RunExit
 from aidd.prompts.context import InvalidFinding
@@ -67,6 +68,10 @@ class Supervisor:
         except RunExit as exit_:
             code, reason = exit_.code, exit_.reason
             fatal = exit_.message if reason is EndReason.FATAL else ""
+        except UnsafePathError as exc:  # the agent planted a link where aidd writes (issue 13)
+            ctx.say(f"refused: {exc}", level="ERROR")
+            ctx.finish(int(ExitCode.NOT_FOUND), EndReason.ERROR)
+            raise NotFoundError(f"refused to write through {exc}") from None
         except AiddError as exc:  # a known error mid-run, e.g. a template that fails (PRM-13)
             ctx.say(exc.message, level="ERROR")
             ctx.finish(int(exc.exit_code), EndReason.ERROR)

@@ -13,14 +13,16 @@ from datetime import datetime
 from pathlib import Path
 
 from aidd.console import Console
+from aidd.fsio import open_append, write_all
 
 _LEVEL_STYLE = {"": "dim", "WARN": "warn", "ERROR": "error"}
 
 
 class Transcript:
-    def __init__(self, path: Path, console: Console, now: Callable[[], datetime]) -> None:
+    def __init__(self, path: Path, console: Console, now: Callable[[], datetime], *,
+                 root: Path) -> None:
         self.path = path
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+        self._fd = open_append(root, path)  # a planted link or hard link is refused (fsio)
         self._console = console
         self._now = now
         self._log_at_line_start = True
@@ -74,10 +76,7 @@ class Transcript:
                 self._console.line(line, style)
 
     def _write(self, data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
+        write_all(self._fd, data)
 
     def close(self) -> None:
         if self._fd >= 0:

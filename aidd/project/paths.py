@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from aidd.errors import NotFoundError
+from aidd.fsio import UnsafePathError, check_dir
+
 
 @dataclass(frozen=True)
 class ProjectPaths:
@@ -104,3 +107,13 @@ class ProjectPaths:
             return str(path.relative_to(self.root))
         except ValueError:
             return str(path)
+
+
+def check_layout(paths: ProjectPaths) -> None:
+    """`.automaker` and the directories aidd writes into must be real directories, not links a
+    cloned repository planted (issue 13 item 1): refused before anything is written."""
+    for directory in (paths.automaker, paths.iterations, paths.audits):
+        try:
+            check_dir(paths.root, directory)
+        except UnsafePathError as exc:
+            raise NotFoundError(f"refused: {exc}") from None

@@ -89,8 +89,8 @@ def run_fake_attempt(
     project.mkdir(exist_ok=True)
     console = io.BytesIO()
     transcript = Transcript(
-        tmp_path / "001.log", Console(console), lambda: datetime.now().astimezone()
-    )
+        tmp_path / "001.log", Console(console), lambda: datetime.now().astimezone(),
+        root=tmp_path)
     events = EventLog(tmp_path / "events.jsonl", "test-run")
     adapter = ADAPTERS[cli]
     settings = {**DEFAULTS, **overrides}

@@ -105,7 +105,7 @@ def test_the_log_holds_every_byte_in_order(chunks: list[bytes]) -> None:
 def test_with_a_real_transcript_the_log_strips_back_to_the_agent_bytes(tmp_path: Path) -> None:
     console = io.BytesIO()
     transcript = Transcript(tmp_path / "x.log", Console(console),
-                            lambda: datetime.now().astimezone())
+                            lambda: datetime.now().astimezone(), root=tmp_path)
     router = StreamRouter(transcript, EchoParser())
     agent = b'{"k": 1}\nplain \xff\xfe line\n{"partial'
     for i in range(0, len(agent), 5):

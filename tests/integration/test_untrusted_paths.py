@@ -1,0 +1,101 @@
+"""Links planted in `.automaker/` by a cloned repository or the agent never lead aidd's writes
+out of the project (issue 13 item 1): refused before anything is written, or mid-run with
+exit 3; the file outside stays byte-identical."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FakeAgent
+from tests.integration.conftest import RunAidd, tree_snapshot
+
+FAST = ("--idle-nudge-timeout", "20", "--idle-timeout", "40", "--timeout", "60")
+PRECIOUS = "the user's own file\n"
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    target = tmp_path / "outside"
+    target.mkdir()
+    (target / "precious.txt").write_text(PRECIOUS)
+    return target
+
+
+def _plant(project: Path, rel: str, target: Path, *, hard: bool = False) -> Path:
+    link = project / ".automaker" / rel
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if hard:
+        os.link(target, link)
+    else:
+        link.symlink_to(target)
+    return link
+
+
+@pytest.mark.parametrize("rel", ["iterations", "audits"])
+def test_a_symlinked_subdirectory_is_refused_before_anything_is_written(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, project: Path,
+        outside: Path, rel: str) -> None:
+    _plant(project, rel, outside)
+    before = tree_snapshot(project)
+    res = run_aidd("--project-dir", str(project), "--max-iterations", "1", *FAST, env=env)
+    assert res.code == 3, res.err
+    assert res.err.count("\n") == 1, res.err
+    assert "is a symlink" in res.err
+    assert tree_snapshot(project) == before
+    assert sorted(p.name for p in outside.iterdir()) == ["precious.txt"]
+    assert fake_agent.records() == []
+
+
+def test_a_symlinked_automaker_is_refused(run_aidd: RunAidd, env: dict[str, str],
+                                          fake_agent: FakeAgent, project: Path,
+                                          outside: Path) -> None:
+    (project / ".automaker").symlink_to(outside)
+    for args in (("--max-iterations", "1", *FAST), ("--stop",)):
+        res = run_aidd("--project-dir", str(project), *args, env=env)
+        assert res.code == 3, res.err
+        assert "symlink" in res.err
+    assert sorted(p.name for p in outside.iterdir()) == ["precious.txt"]
+    assert fake_agent.records() == []
+
+
+@pytest.mark.parametrize(("rel", "hard"), [("events.jsonl", False), ("events.jsonl", True)])
+def test_a_planted_file_link_is_never_written_through(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, project: Path,
+        outside: Path, rel: str, hard: bool) -> None:
+    _plant(project, rel, outside / "precious.txt", hard=hard)
+    res = run_aidd("--project-dir", str(project), "--max-iterations", "1", *FAST, env=env)
+    assert res.code == 3, res.err
+    assert res.err.count("\n") == 1, res.err
+    assert (outside / "precious.txt").read_text() == PRECIOUS
+    assert "Traceback" not in res.out + res.err
+
+
+def test_a_log_planted_for_the_next_iteration_is_not_opened_through(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, project: Path,
+        outside: Path) -> None:
+    plant = f"ln -s {outside / 'precious.txt'} .automaker/iterations/002.log"
+    fake_agent.script([{"spawn": ["sh", "-c", plant]}, {"sleep": 0.3}, {"say": "ok"},
+                       {"finish": True}])
+    res = run_aidd("--project-dir", str(project), "--max-iterations", "2", *FAST, env=env)
+    assert res.code == 3, res.err
+    assert "002.log" in res.err
+    assert (outside / "precious.txt").read_text() == PRECIOUS
+
+
+def test_an_agent_that_swaps_iterations_for_a_link_mid_run_ends_the_run_with_3(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, project: Path,
+        outside: Path) -> None:
+    swap = (f"mv .automaker/iterations .automaker/iterations.old && "
+            f"ln -s {outside} .automaker/iterations")
+    fake_agent.script([{"spawn": ["sh", "-c", swap]}, {"sleep": 0.5}, {"say": "ok"},
+                       {"finish": True}])
+    res = run_aidd("--project-dir", str(project), "--max-iterations", "3", *FAST, env=env)
+    assert res.code == 3, res.err
+    assert "symlink" in res.err
+    assert res.err.count("\n") == 1, res.err
+    assert sorted(p.name for p in outside.iterdir()) == ["precious.txt"]
+    assert (outside / "precious.txt").read_text() == PRECIOUS
+    assert not (project / ".automaker" / "aidd.lock").exists()
