@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from aidd.errors import UsageError
-from aidd.options import BY_NAME, OPTIONS, Option, OptionValueError, convert
+from aidd.options import BY_NAME, OPTIONS, Kind, Option, OptionValueError, convert
 from aidd.session.idle import IdlePolicy
 
 
@@ -56,6 +56,7 @@ class Settings:
     quit_on_abort: int = 0
     continue_on_timeout: bool = False
     keep_children: bool = False
+    trust_project_config: bool = False
     rate_limit_buffer: int = 60
     rate_limit_fallback: int = 300
     no_clean: bool = False
@@ -116,9 +117,15 @@ def load_settings(
     ) or cwd
     project_dir = Path(os.path.abspath(cwd / project_dir))  # noqa: PTH100 - keep symlinks as given
     project_file = project_dir / ".automaker" / "aidd.yaml"
-    project = _read_yaml(project_file, allow_project_dir=False)
+    project = _read_yaml(project_file, allow_project_dir=False, root=project_dir)
     if project:
         sources.append(str(project_file))
+        trusted = (flags.get("trust-project-config") or env_values.get("trust-project-config")
+                   or user.get("trust-project-config"))
+        if not trusted:
+            overridden = {**env_values, **flags}
+            _check_project_values(project_file, {k: v for k, v in project.items()
+                                                 if k not in overridden}, user)
     sources.extend(opt.env for opt in OPTIONS if opt.env in env and opt.name in env_values)
     merged: dict[str, Any] = {}
     for layer in (user, project, env_values, flags):
@@ -134,19 +141,60 @@ def load_settings(
     )
 
 
-def _read_yaml(path: Path, *, allow_project_dir: bool) -> dict[str, Any]:
+# The project's aidd.yaml is repository content (README "Security model"): it may tighten these
+# limits but not loosen or switch them off, unless the user trusts it (trust-project-config).
+_LOOSENING = ("timeout", "idle-timeout")
+CONFIG_LIMIT = 1 << 20  # bytes; a config file is a few lines
+
+
+def _check_project_values(path: Path, values: dict[str, Any], user: dict[str, Any]) -> None:
+    root = path.parent.parent
+    hint = "; set trust-project-config: true in your own config to allow it"
+    for name, value in values.items():
+        opt = BY_NAME[name]
+        if opt.kind is Kind.PATH and not _inside(value, root):
+            raise UsageError(f"{path}: key '{name}' names a file outside the project{hint}")
+        if name in _LOOSENING:
+            limit = user.get(name, opt.default)
+            if value == 0 or (limit and value > limit):
+                raise UsageError(f"{path}: key '{name}: {value}' loosens supervision (in effect: "
+                                 f"{limit}){hint}")
+        if name == "keep-children" and value:
+            raise UsageError(f"{path}: key 'keep-children: true' leaves the agent's processes "
+                             f"running{hint}")
+
+
+def _inside(value: Path, root: Path) -> bool:
+    real, top = os.path.realpath(value), os.path.realpath(root)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def _read_config_text(path: Path, root: Path | None) -> str | None:
+    """The file's text, or None when there is none. The project's file is read as project
+    content (no FIFO, no link out of the project, capped); the user's own with the cap only."""
+    from aidd.fsio import read_file
+
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = read_file(root if root is not None else path.parent, path, CONFIG_LIMIT)
+        return raw.decode("utf-8")
     except FileNotFoundError:
-        return {}
+        return None
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot read config file ({exc})") from None
+
+
+def _read_yaml(path: Path, *, allow_project_dir: bool, root: Path | None = None
+               ) -> dict[str, Any]:
+    text = _read_config_text(path, root)
+    if text is None:
+        return {}
     import yaml  # lazy: most runs have no config file, and yaml costs 15 ms to import
 
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise UsageError(f"{path}: not valid YAML ({_first_line(exc)})") from None
+        data = yaml.load(text, Loader=_loader())  # a SafeLoader that also refuses aliases
+    except (yaml.YAMLError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else _first_line(exc)
+        raise UsageError(f"{path}: not valid YAML ({why})") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -158,12 +206,26 @@ def _read_yaml(path: Path, *, allow_project_dir: bool) -> dict[str, Any]:
     return out
 
 
+def _loader() -> Any:
+    """yaml's SafeLoader, refusing aliases: a few lines of anchors and aliases can expand to
+    gigabytes (a "billion laughs"), and a config file never needs them (issue 13 item 14)."""
+    import yaml
+
+    class _NoAliases(yaml.SafeLoader):
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                raise yaml.YAMLError("aliases (*name) are not allowed in a config file")
+            return super().compose_node(parent, index)
+
+    return _NoAliases
+
+
 def _config_option(path: Path, key: object, allow_project_dir: bool) -> Option:
     name = str(key).replace("_", "-")
     opt = BY_NAME.get(name)
     if opt is None or not opt.configurable:
         raise UsageError(f"{path}: unknown key '{key}'")
-    if name == "project-dir" and not allow_project_dir:
+    if name in ("project-dir", "trust-project-config") and not allow_project_dir:
         raise UsageError(f"{path}: key '{key}' is not allowed in a project config file")
     return opt
 

@@ -98,6 +98,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("quit-on-abort", Kind.INT, 0, _L, "exit after N consecutive failures, 0 = never"),
     Option("continue-on-timeout", Kind.SWITCH, False, _L, "a 124 result is not a failure"),
     Option("keep-children", Kind.SWITCH, False, _L, "leave the agent's leftover processes running"),
+    Option("trust-project-config", Kind.SWITCH, False, _L, "let the project's .automaker/aidd.yaml "
+           "loosen supervision and name files outside the project (never from that file)"),
     Option("rate-limit-buffer", Kind.SECONDS, 60, _L, "seconds added to a parsed reset time"),
     Option("rate-limit-fallback", Kind.SECONDS, 300, _L, "sleep when no reset time parses",
            minimum=1),
@@ -106,6 +108,12 @@ OPTIONS: tuple[Option, ...] = (
 )
 BY_NAME = {opt.name: opt for opt in OPTIONS}
 LIST_NAMES = tuple(o.name for o in OPTIONS if o.kind is Kind.LIST)
+
+
+def shown(value: object, limit: int = 80) -> str:
+    """A value as an error message may quote it: never a whole megabyte (issue 13 item 14)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
 def convert(opt: Option, raw: Any, base: Path | None = None) -> Any:
@@ -117,10 +125,10 @@ def convert(opt: Option, raw: Any, base: Path | None = None) -> Any:
 
 def _int(opt: Option, raw: Any, _base: Path | None) -> int:
     if isinstance(raw, bool) or not isinstance(raw, int | str):
-        raise OptionValueError(f"expected a whole number, got {raw!r}")
+        raise OptionValueError(f"expected a whole number, got {shown(raw)}")
     text = str(raw)
     if not _INT_RE.fullmatch(text) or int(text) > INT_MAX:
-        raise OptionValueError(f"{text!r} is not a whole number between 0 and {INT_MAX}")
+        raise OptionValueError(f"{shown(text)} is not a whole number between 0 and {INT_MAX}")
     if int(text) < opt.minimum:
         raise OptionValueError(f"must be at least {opt.minimum}, got {text}")
     return int(text)
@@ -128,7 +136,7 @@ def _int(opt: Option, raw: Any, _base: Path | None) -> int:
 
 def _text(opt: Option, raw: Any, _base: Path | None) -> str | None:
     if not isinstance(raw, str):
-        raise OptionValueError(f"expected text, got {raw!r}")
+        raise OptionValueError(f"expected text, got {shown(raw)}")
     try:
         raw.encode("utf-8")
     except UnicodeEncodeError:
@@ -140,7 +148,7 @@ def _text(opt: Option, raw: Any, _base: Path | None) -> str | None:
 
 def _model(opt: Option, raw: Any, _base: Path | None) -> str:
     if not isinstance(raw, str) or not _MODEL_RE.fullmatch(raw):
-        raise OptionValueError(f"{raw!r} is not a valid model name")
+        raise OptionValueError(f"{shown(raw)} is not a valid model name")
     return raw
 
 
@@ -148,13 +156,13 @@ def _cli(opt: Option, raw: Any, _base: Path | None) -> str:
     if raw == "zrun":
         raise OptionValueError("zrun is not supported by aidd")
     if raw not in CLI_NAMES:
-        raise OptionValueError(f"{raw!r} is not one of {', '.join(CLI_NAMES)}")
+        raise OptionValueError(f"{shown(raw)} is not one of {', '.join(CLI_NAMES)}")
     return str(raw)
 
 
 def _path(opt: Option, raw: Any, base: Path | None) -> Path:
     if not isinstance(raw, str) or not raw or "\0" in raw:
-        raise OptionValueError(f"{raw!r} is not a path")
+        raise OptionValueError(f"{shown(raw)} is not a path")
     path = Path(raw).expanduser()
     if not path.is_absolute() and base is not None:
         path = base / path
@@ -163,10 +171,10 @@ def _path(opt: Option, raw: Any, base: Path | None) -> Path:
 
 def _name(opt: Option, raw: Any, _base: Path | None) -> str:
     if not isinstance(raw, str | int) or isinstance(raw, bool) or not str(raw):
-        raise OptionValueError(f"expected a name, got {raw!r}")
+        raise OptionValueError(f"expected a name, got {shown(raw)}")
     text = str(raw)
     if opt.name == "feature" and ("/" in text or "\0" in text or text in (".", "..")):
-        raise OptionValueError(f"{text!r} must be one path component (no '/', '..' or NUL)")
+        raise OptionValueError(f"{shown(text)} must be one path component (no '/', '..' or NUL)")
     return text
 
 
@@ -178,7 +186,7 @@ def _switch(opt: Option, raw: Any, _base: Path | None) -> bool:
         return True
     if text in _FALSE:
         return False
-    raise OptionValueError(f"{raw!r} is not a boolean (true/false, yes/no, on/off, 1/0)")
+    raise OptionValueError(f"{shown(raw)} is not a boolean (true/false, yes/no, on/off, 1/0)")
 
 
 def _list(opt: Option, raw: Any, _base: Path | None) -> tuple[str, ...]:

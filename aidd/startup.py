@@ -27,6 +27,8 @@ from aidd.project.paths import ProjectPaths, check_layout
 from aidd.prompts.render import PromptRenderer
 from aidd.reap import MARK_VAR, new_mark, reap_previous
 
+SPEC_LIMIT = 10 << 20  # a spec is prose for a model's context window, never gigabytes
+
 
 @dataclass(frozen=True)
 class RunPlan:
@@ -152,6 +154,8 @@ def _check_spec(settings: Settings, paths: ProjectPaths, origin: Origin, *,
             raise NotFoundError(f"--spec {spec} is not a regular file")
         if not os.access(spec, os.R_OK):
             raise NotFoundError(f"--spec {spec} is not readable")
+        if spec.stat().st_size > SPEC_LIMIT:
+            raise UsageError(f"--spec {spec} is larger than {SPEC_LIMIT >> 20} MiB")
         return
     if not audit_run and origin is Origin.NEW and not paths.app_spec.is_file():
         raise UsageError(

@@ -89,6 +89,9 @@ def copy_spec(spec: Path, paths: ProjectPaths) -> bool:
             return False
     except OSError:
         pass  # e.g. a dangling link at `dest`: replacing it is fine
-    mode = stat.S_IMODE(dest.stat().st_mode) if dest.is_file() else 0o644
+    # Never wider than the source: a 0600 spec stays 0600 (issue 13 item 2).
+    mode = stat.S_IMODE(spec.stat().st_mode) & 0o666
+    if dest.is_file() and not dest.is_symlink():
+        mode &= stat.S_IMODE(dest.stat().st_mode)
     write_atomic(dest, spec.read_bytes(), mode=mode, root=paths.root)
     return True
