@@ -1,42 +1,123 @@
-"""The terminal side of aidd's output: never stops the run on a closed terminal (SUP-82)."""
+"""The terminal side of aidd's output: it never stops the run, whether the terminal is closed
+(SUP-82) or just not reading (a full pipe, Ctrl-S, a frozen ssh session: issue 13 item 3).
+
+A pipe, terminal or socket is written by a thread of its own from a bounded buffer; when the
+reader falls that far behind, new output is dropped and counted, and one note says how much
+where it went missing. Timers, signals and `.stop` never wait for the terminal; the iteration
+log (written elsewhere) stays complete. A regular file or an in-memory stream cannot stall, so
+it is written directly.
+"""
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
+import stat
 import sys
+import threading
 from typing import BinaryIO
+
+CAPACITY = 4 << 20  # bytes waiting for a slow terminal before output is dropped
+CLOSE_WAIT_S = 2.0  # at exit, how long a stalled terminal may hold aidd up
 
 
 class Console:
     """Writes bytes to stdout; colour only on a terminal (CLI-7); silent after a write error."""
 
-    def __init__(self, stream: BinaryIO | None = None) -> None:
+    def __init__(self, stream: BinaryIO | None = None, capacity: int = CAPACITY) -> None:
         self._stream = stream if stream is not None else sys.stdout.buffer
         self._broken = False
+        self._fd = _stallable_fd(self._stream)
         try:
             self.color = os.isatty(self._stream.fileno())
         except (OSError, ValueError, AttributeError):
             self.color = False
+        self._capacity = capacity
+        self._pending = bytearray()
+        self._dropped = 0
+        self._closed = False
+        self._wake = threading.Condition()
+        self._thread: threading.Thread | None = None
+        if self._fd is not None:
+            with contextlib.suppress(OSError, ValueError):
+                self._stream.flush()  # what was written before us comes first
+            self._thread = threading.Thread(target=self._drain, name="aidd-console", daemon=True)
+            self._thread.start()
+            atexit.register(self.close)
 
     def write(self, data: bytes) -> None:
         if self._broken or not data:
             return
-        try:
-            self._stream.write(data)
-            self._stream.flush()
-        except (OSError, ValueError):
-            self._broken = True
+        if self._fd is None:
+            self._write_direct(data)
+            return
+        with self._wake:
+            if len(self._pending) + len(data) > self._capacity:
+                self._dropped += len(data)
+                return
+            if self._dropped:
+                self._pending += _dropped_note(self._dropped)
+                self._dropped = 0
+            self._pending += data
+            self._wake.notify()
 
     def line(self, text: str, style: str = "") -> None:
         if self.color and style:
             text = f"{_STYLES[style]}{text}\x1b[0m"
         self.write(text.encode("utf-8", "replace") + b"\n")
 
+    def close(self, wait_s: float = CLOSE_WAIT_S) -> None:
+        """Let the writer finish what is queued, waiting at most `wait_s` for the terminal."""
+        if self._thread is None:
+            return
+        with self._wake:
+            if self._dropped:
+                self._pending += _dropped_note(self._dropped)
+                self._dropped = 0
+            self._closed = True
+            self._wake.notify()
+        self._thread.join(wait_s)
+
+    def _write_direct(self, data: bytes) -> None:
+        try:
+            self._stream.write(data)
+            self._stream.flush()
+        except (OSError, ValueError):
+            self._broken = True
+
+    def _drain(self) -> None:
+        assert self._fd is not None
+        while True:
+            with self._wake:
+                while not self._pending and not self._closed:
+                    self._wake.wait()
+                if not self._pending:
+                    return
+                chunk = bytes(self._pending)
+                self._pending.clear()
+            try:
+                view = memoryview(chunk)
+                while view:  # raw fd writes: no stream lock held if exit comes mid-write
+                    view = view[os.write(self._fd, view):]
+            except OSError:
+                self._broken = True
+                return
+
+
+def _stallable_fd(stream: BinaryIO) -> int | None:
+    """The fd of a pipe, terminal or socket (a reader can stall it); None for anything else."""
+    try:
+        fd = stream.fileno()
+        mode = os.fstat(fd).st_mode
+    except (OSError, ValueError, AttributeError):
+        return None
+    return None if stat.S_ISREG(mode) or stat.S_ISBLK(mode) else fd
+
+
+def _dropped_note(count: int) -> bytes:
+    return (f"\n[aidd] {count} bytes of console output dropped (the terminal was not reading; "
+            "the iteration log has them)\n").encode()
+
 
 _STYLES = {"dim": "\x1b[2m", "warn": "\x1b[33m", "error": "\x1b[31m", "bold": "\x1b[1m"}
-
-
-class NullConsole(Console):
-    def __init__(self) -> None:
-        self._broken = True
-        self.color = False

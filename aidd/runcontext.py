@@ -166,6 +166,7 @@ class RunContext:
             self.plan.lock.release()
             if callable(self._restore_signals):
                 self._restore_signals()
+            self.console.close()  # a stalled terminal holds us up at most a moment
 
     def _wind_down(self, code: int, reason: EndReason) -> None:
         transcript, self.transcript = self.transcript, None

@@ -1,0 +1,67 @@
+"""The console never blocks: a stalled pipe fills a bounded buffer, the rest is dropped and
+counted in one note at the place it went missing, in order (issue 13 item 3)."""
+
+from __future__ import annotations
+
+import io
+import os
+import time
+
+from aidd.console import Console
+
+
+def _drain(fd: int, until: bytes = b"", quiet_s: float = 0.3) -> bytes:
+    """Read what arrives until `until` is seen (or, without it, until `quiet_s` of quiet)."""
+    got = b""
+    last = time.monotonic()
+    while time.monotonic() - last < (10 if until else quiet_s):
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            time.sleep(0.01)
+            continue
+        got += chunk
+        last = time.monotonic()
+        if until and until in got:
+            break
+    return got
+
+
+def test_a_stalled_pipe_never_blocks_and_the_drop_is_noted_in_order() -> None:
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    stream = os.fdopen(write_end, "wb")
+    console = Console(stream, capacity=200_000)
+    start = time.monotonic()
+    for i in range(100):  # 10 MB against a 64 KiB pipe nobody reads
+        console.write(bytes([65 + i % 26]) * 100_000)
+    assert time.monotonic() - start < 2.0
+    got = _drain(read_end)  # the reader wakes up and catches up
+    console.line("after the flood")
+    got += _drain(read_end, until=b"after the flood")
+    console.close()
+    stream.close()
+    os.close(read_end)
+    assert got.startswith(b"A" * 1000)
+    assert b"bytes of console output dropped" in got
+    assert got.index(b"dropped") < got.index(b"after the flood")
+    assert len(got) < 1_000_000
+
+
+def test_an_in_memory_stream_is_written_at_once() -> None:
+    sink = io.BytesIO()
+    console = Console(sink)
+    console.write(b"abc")
+    console.line("line")
+    assert sink.getvalue() == b"abcline\n"
+
+
+def test_a_closed_reader_silences_the_console() -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    stream = os.fdopen(write_end, "wb")
+    console = Console(stream)
+    console.write(b"x" * 10)  # EPIPE in the writer thread (SIGPIPE is ignored by Python)
+    console.close()
+    console.write(b"more")
+    stream.close()
