@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import yaml
 
 from aidd.errors import NotFoundError, UsageError, ValidationError
-from aidd.fsio import write_atomic
+from aidd.fsio import read_file, write_atomic
 from aidd.project.paths import ProjectPaths
 from aidd.prompts.context import AuditInfo, InvalidFinding
 from aidd.resources import data_dir
@@ -151,12 +151,24 @@ def severity_reference(paths: ProjectPaths | None) -> str:
     return load_audit(SEVERITY_REFERENCE, paths).body
 
 
+DEFINITION_LIMIT = 1 << 20
+
+
+def _read_source(path: Path) -> bytes:
+    """A project-local definition (`<root>/.automaker/prompts/audits/`) is project content
+    (issue 13 items 7, 8): a regular file inside the project, capped; shipped ones are ours."""
+    parts = path.parts
+    if len(parts) > 4 and parts[-4:-1] == (".automaker", "prompts", "audits"):
+        return read_file(path.parents[3], path, DEFINITION_LIMIT)
+    return path.read_bytes()
+
+
 def parse_definition(path: Path, name: str) -> AuditDefinition:
     """Front matter between the first line `---` and the next `---` line, then the body."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read_source(path).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ValidationError(f"cannot read audit definition: {exc}, {path}") from exc
+        raise ValidationError(f"cannot read audit definition: {exc}, {path}") from None
     meta, body = _split_front_matter(text, path)
     _check_informational(meta, path)
     return AuditDefinition(
@@ -257,7 +269,7 @@ def copy_definitions(definition: AuditDefinition, paths: ProjectPaths) -> list[P
     for name in (definition.name, *companions(definition, paths)):
         source = definition.path if name == definition.name else files[name]
         target = paths.audits / f"{name}.md"
-        write_atomic(target, source.read_bytes(), root=paths.root)
+        write_atomic(target, _read_source(source), root=paths.root)
         written.append(target)
     return written
 

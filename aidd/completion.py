@@ -71,12 +71,13 @@ class CompletionState:
 
 def evaluate(paths: ProjectPaths, filters: FeatureFilter | None) -> CompletionState:
     if not paths.features.is_dir():
-        return CompletionState(False, 0, (), _blocking(read_todo(paths.todo)))
+        return CompletionState(False, 0, (), _blocking(read_todo(paths.root, paths.todo)))
     counted = counted_features(load_features(paths, validate=False), filters)
     failing = tuple(
         FailingFeature(_name(paths, f), verdict) for f in counted if (verdict := judge(f)).blocks
     )
-    return CompletionState(True, len(counted), failing, _blocking(read_todo(paths.todo)))
+    todo = read_todo(paths.root, paths.todo)
+    return CompletionState(True, len(counted), failing, _blocking(todo))
 
 
 def _name(paths: ProjectPaths, file: FeatureFile) -> str:
@@ -154,7 +155,7 @@ def _if(removed: bool, marker: Marker) -> tuple[Marker, ...]:
 
 def todo_mode_done(paths: ProjectPaths) -> bool:
     """CMP-30, TODO mode: todo.md missing, or no actionable item and no `TODO:` marker."""
-    todo = read_todo(paths.todo)
+    todo = read_todo(paths.root, paths.todo)
     return todo is None or not todo.blocks
 
 

@@ -149,7 +149,7 @@ def _priority_column(priority: float | None) -> int:
 
 def _todo_report(paths: ProjectPaths) -> TodoReport:
     found = find_todo_file(paths)
-    summary = read_todo(found) if found is not None else None
+    summary = read_todo(paths.root, found) if found is not None else None
     rel = paths.rel(found) if found is not None and summary is not None else None
     return TodoReport(rel, summary, searched_names(paths))
 

@@ -9,7 +9,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from aidd.fsio import write_atomic
+from aidd.fsio import read_file, write_atomic
+from aidd.project import jsonfile
 from aidd.project.paths import ProjectPaths
 
 IGNORED_ENTRIES = frozenset({".git", ".automaker", ".DS_Store", "node_modules", ".vscode", ".idea"})
@@ -43,10 +44,13 @@ class ProjectState:
     raw: dict[str, Any]
 
 
+STATE_LIMIT = 1 << 20
+
+
 def read_state(paths: ProjectPaths) -> ProjectState:
     try:
-        raw = json.loads(paths.state.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        raw = jsonfile.loads(read_file(paths.root, paths.state, STATE_LIMIT))
+    except (OSError, ValueError):  # missing, odd (FIFO, link out), too big or invalid: ignored
         raw = {}
     if not isinstance(raw, dict):
         raw = {}

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aidd.project import jsonfile
 from aidd.project.featurerules import ID_RE, KNOWN_KEYS, FeatureStatus, validate_feature
 from aidd.project.featurescan import FEATURE_FILE, candidates, project_root, read_feature
 from aidd.project.paths import ProjectPaths
@@ -173,7 +174,7 @@ def load_file(path: str, root: str) -> FeatureFile | None:
 
 def parse_bytes(path: str, raw: bytes) -> FeatureFile:
     try:
-        data = json.loads(raw)
+        data = jsonfile.loads(raw)
     except json.JSONDecodeError as exc:
         msg = f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
         return _broken(path, msg, raw)

@@ -10,9 +10,11 @@ import errno
 import os
 import stat
 
+from aidd.fsio import FileTooLargeError
 from aidd.project.paths import ProjectPaths
 
 FEATURE_FILE = "feature.json"
+FEATURE_LIMIT = 1 << 20
 _CHUNK = 1 << 16
 _OPEN_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK  # O_NONBLOCK: a FIFO never blocks us
 _LINK_ERRNOS = (errno.ELOOP, errno.EMLINK)  # O_NOFOLLOW on a symlink: Linux/macOS, FreeBSD
@@ -79,13 +81,16 @@ def read_feature(path: str, root: str) -> bytes | None:
             fd = os.open(target, _OPEN_FLAGS)
         except FileNotFoundError:
             return None
-    return _read_regular(fd)
+    return _read_regular(fd, path)
 
 
-def _read_regular(fd: int) -> bytes | None:
+def _read_regular(fd: int, path: str) -> bytes | None:
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             return None
+        if info.st_size > FEATURE_LIMIT:  # never load a planted gigabyte (issue 13 item 14)
+            raise FileTooLargeError(path, FEATURE_LIMIT)
         chunk = os.read(fd, _CHUNK)
         if len(chunk) < _CHUNK:
             return chunk

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -11,6 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from aidd.errors import NotFoundError, UsageError, ValidationError
+from aidd.fsio import read_file
+from aidd.options import shown
+from aidd.project import jsonfile
 from aidd.project.features import FeatureFile, load_features
 from aidd.project.paths import ProjectPaths
 
@@ -164,17 +166,20 @@ def load_milestone(paths: ProjectPaths, name: str) -> MilestoneFilter:
     return MilestoneFilter(name, milestones[name], dirs)
 
 
+ROADMAP_LIMIT = 10 << 20
+
+
 def _read_roadmap(path: Path, where: str) -> tuple[dict[str, str], dict[str, str | None]]:
     try:
-        raw = path.read_bytes()
+        raw = read_file(path.parents[1], path, ROADMAP_LIMIT)  # <root>/.automaker/roadmap.json
     except FileNotFoundError:
         raise NotFoundError(f"--milestone needs {where}, which does not exist") from None
     except OSError as exc:
         raise NotFoundError(f"cannot read {where}: {exc.strerror or exc}") from None
     try:
-        data = json.loads(raw)
-    except (ValueError, RecursionError) as exc:
-        raise ValidationError(f"{where} is not valid JSON: {exc}") from None
+        data = jsonfile.loads(raw)
+    except ValueError as exc:
+        raise ValidationError(f"{where} is not valid JSON: {shown(str(exc))}") from None
     if not isinstance(data, dict):
         raise ValidationError(f"{where} must hold a JSON object")
     milestones = _object(data, "milestones", where)

@@ -8,6 +8,7 @@ from datetime import datetime
 from enum import Enum, unique
 from pathlib import Path
 
+from aidd.fsio import FileTooLargeError, read_file, write_atomic
 from aidd.project.paths import ProjectPaths
 
 
@@ -33,8 +34,6 @@ def exists(paths: ProjectPaths, marker: Marker) -> bool:
 
 
 def write_marker(paths: ProjectPaths, marker: Marker, now: datetime) -> None:
-    from aidd.fsio import write_atomic  # lazy: tempfile is not needed to read markers
-
     write_atomic(marker.path(paths), now.isoformat(timespec="seconds") + "\n", root=paths.root)
 
 
@@ -51,7 +50,9 @@ def read_marker(paths: ProjectPaths, marker: Marker) -> str | None:
     """The marker's time as written, or its mtime when it holds none; None when absent."""
     path = marker.path(paths)
     try:
-        text = path.read_text(encoding="utf-8", errors="replace").strip()
+        text: str = read_file(paths.root, path, 4096).decode("utf-8", "replace").strip()
+    except FileTooLargeError:
+        text = ""  # present, but no time of ours: its mtime says when
     except OSError:
         return None
     if text:

@@ -9,7 +9,10 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from aidd.fsio import write_atomic
+from aidd.fsio import read_file, write_atomic
+from aidd.project import jsonfile
+
+CONFIG_LIMIT = 1 << 20
 
 CONFIG = "opencode.json"
 CONFIG_JSONC = "opencode.jsonc"
@@ -52,7 +55,7 @@ def _create(root: Path, path: Path) -> list[str]:
 
 def _load(path: Path) -> tuple[dict[str, Any] | None, str]:
     try:
-        data = json.loads(path.read_bytes())
+        data = jsonfile.loads(read_file(path.parent, path, CONFIG_LIMIT))
     except (OSError, ValueError) as exc:
         return (
             None,

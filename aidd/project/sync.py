@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from aidd.fsio import TMP_PREFIX
+from aidd.fsio import TMP_PREFIX, UnsafePathError
 from aidd.resources import checkout_root
 
 COPYDIRS = "copydirs.txt"
@@ -36,6 +36,10 @@ EXCLUDED = frozenset(
     }
 )
 _PROTECTED_DIRS = ((".git",), (".automaker",), (".automaker", "iterations"))
+# aidd's own run files and the feature metadata: a copy list may not overwrite them (issue 13).
+_RUNTIME = frozenset({"aidd.lock", "events.jsonl", "aidd-state.json", "status.md", ".stop",
+                      ".project_completion_pending", ".project_completed", "iterations",
+                      "features", "audits"})
 
 
 class Level(StrEnum):
@@ -193,6 +197,8 @@ def _refusal(target: Path, real_root: Path, source: Path, mirror: bool) -> str |
     parts = tuple(p.casefold() for p in target.relative_to(real_root).parts)
     checks = (
         (parts[0] == ".git", "target is inside .git"),
+        (parts[0] == ".automaker" and len(parts) > 1 and parts[1] in _RUNTIME,
+         "target is one of aidd's run files or the feature metadata"),
         (
             mirror and any(p[: len(parts)] == parts for p in _PROTECTED_DIRS),
             "a copydirs target must not be or contain .git, .automaker or .automaker/iterations",
@@ -208,6 +214,8 @@ def _refusal(target: Path, real_root: Path, source: Path, mirror: bool) -> str |
 def copy_file(src: Path, dst: Path) -> None:
     """Stream `src` into a temp file next to `dst`, keep mode bits and mtime, rename (LAY-12)."""
     info = src.stat()
+    if not stat.S_ISREG(info.st_mode):  # a FIFO would block the copy for ever
+        raise UnsafePathError(src, "is not a regular file")
     fd, name = tempfile.mkstemp(prefix=TMP_PREFIX, dir=dst.parent)
     tmp = Path(name)
     try:

@@ -20,6 +20,7 @@ from jinja2.loaders import split_template_path
 from jinja2.sandbox import SandboxedEnvironment
 
 from aidd.errors import TemplateError
+from aidd.fsio import read_file
 from aidd.project.paths import ProjectPaths
 from aidd.prompts.context import Namespace, PromptContext
 from aidd.prompts.select import PromptKind
@@ -43,6 +44,9 @@ class _StrictUndefined(jinja2.StrictUndefined):
         return str(super()._undefined_message)
 
 
+TEMPLATE_LIMIT = 1 << 20
+
+
 class OverrideLoader(jinja2.BaseLoader):
     """Looks a template up in the project's overrides first, then in the shipped prompts."""
 
@@ -50,6 +54,14 @@ class OverrideLoader(jinja2.BaseLoader):
         self.builtin = builtin
         self.overrides = overrides
         self.project_root = project_root
+
+    def _read(self, path: Path) -> str:
+        """A project override is project content (issue 13 items 7, 8): a regular file inside
+        the project, capped; a link out of the project or a FIFO is refused."""
+        root, overrides = self.project_root, self.overrides
+        if root is not None and overrides is not None and path.is_relative_to(overrides):
+            return read_file(root, path, TEMPLATE_LIMIT).decode("utf-8")
+        return path.read_text(encoding="utf-8")
 
     def locate(self, name: str) -> Path | None:
         try:
@@ -71,10 +83,10 @@ class OverrideLoader(jinja2.BaseLoader):
         if path is None:
             raise jinja2.TemplateNotFound(template)
         try:
-            source = path.read_text(encoding="utf-8")
+            source = self._read(path)
             mtime = path.stat().st_mtime
         except (OSError, UnicodeDecodeError) as exc:
-            raise TemplateError(f"cannot read template: {exc}, {self.display(str(path))}") from exc
+            raise TemplateError(f"cannot read template: {exc}, {self.display(str(path))}") from None
         return source, str(path), lambda: _mtime(path) == mtime
 
     def list_templates(self) -> list[str]:

@@ -113,11 +113,11 @@ def test_crlf_and_empty() -> None:
 
 
 def test_read_todo(tmp_path: Path) -> None:
-    assert read_todo(tmp_path / "missing.md") is None
-    assert read_todo(tmp_path) is None
+    assert read_todo(tmp_path, tmp_path / "missing.md") is None
+    assert read_todo(tmp_path, tmp_path) is None
     f = tmp_path / "todo.md"
     f.write_bytes(b"- [ ] caf\xe9 latin-1\n- [x] ok\n")
-    s = read_todo(f)
+    s = read_todo(tmp_path, f)
     assert s is not None
     assert len(s.actionable) == 1
     assert s.done == ("ok",)
