@@ -10,6 +10,7 @@ import sys
 
 from aidd.clock import SystemClock
 from aidd.config import Settings
+from aidd.console import print_out
 from aidd.errors import ExitCode, NotFoundError, UsageError, ValidationError
 from aidd.fsio import UnsafePathError
 from aidd.project.filters import FeatureFilter
@@ -97,7 +98,7 @@ def _one_shot(action: str, settings: Settings, paths: ProjectPaths,
         from aidd.checkfeatures import check_features
 
         text, code = check_features(paths)
-        sys.stdout.write(text)
+        print_out(text)
         return int(code)
     from aidd.status import print_status
 
@@ -114,8 +115,10 @@ def _stop(paths: ProjectPaths) -> int:
     info = read_lock(paths.root, paths.lock)
     pid = info.get("pid")
     if isinstance(pid, int) and pid > 0 and holder_running(pid, info):
-        print(f"stop requested: aidd (pid {info['pid']}) will stop after its current agent run")
+        print_out(f"stop requested: aidd (pid {info['pid']}) will stop after its current agent "
+                  "run\n")
     else:
-        print(f"stop requested ({paths.rel(paths.stop)}); no aidd is running on this project now")
+        print_out(f"stop requested ({paths.rel(paths.stop)}); no aidd is running on this "
+                  "project now\n")
     return int(ExitCode.SUCCESS)
 

@@ -7,9 +7,9 @@ Nothing below this module knows Click; this is the one place exceptions become e
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -137,15 +137,12 @@ def parse_args(args: Sequence[str], environ: dict[str, str] | None = None) -> Se
 def _report_crash(exc: BaseException, settings: Settings | None) -> None:
     import traceback  # lazy: only a crash needs it
 
+    from aidd.fsio import write_crash_file
+
     text = "".join(traceback.format_exception(exc))
     target: Path | None = None
     if settings is not None and (settings.project_dir / ".automaker").is_dir():
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        target = settings.project_dir / ".automaker" / f"aidd-crash-{stamp}.txt"
-        try:
-            target.write_text(text, encoding="utf-8")
-        except OSError:
-            target = None
+        target = write_crash_file(settings.project_dir, text)
     if target is None:
         sys.stderr.write(text)
         _error(f"internal error: {exc!r} (traceback above)")
@@ -161,7 +158,24 @@ def _error(message: str) -> None:
         pass
 
 
+def _standard_streams() -> None:
+    """`aidd … >&-` closes a standard fd: the next file aidd opens (the lock!) would get it and
+    receive the console. Hold /dev/null there instead (issue 13 item 13)."""
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, mode, closefd=False, encoding="utf-8",  # noqa: SIM115
+                                    errors="replace"))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _standard_streams()
     args = list(sys.argv[1:] if argv is None else argv)
     settings: Settings | None = None
     try:

@@ -18,6 +18,8 @@ import sys
 import threading
 from typing import BinaryIO
 
+from aidd.errors import AiddError
+
 CAPACITY = 4 << 20  # bytes waiting for a slow terminal before output is dropped
 CLOSE_WAIT_S = 2.0  # at exit, how long a stalled terminal may hold aidd up
 
@@ -118,6 +120,19 @@ def _stallable_fd(stream: BinaryIO) -> int | None:
 def _dropped_note(count: int) -> bytes:
     return (f"\n[aidd] {count} bytes of console output dropped (the terminal was not reading; "
             "the iteration log has them)\n").encode()
+
+
+def print_out(text: str) -> None:
+    """A one-shot action's report on stdout. A stdout that cannot take it (/dev/full, a closed
+    pipe) is a one-line error, not a crash (issue 13 item 13)."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except (OSError, ValueError) as exc:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115, PTH123 - a sink for exit
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise AiddError(f"cannot write to standard output ({why})") from None
 
 
 _STYLES = {"dim": "\x1b[2m", "warn": "\x1b[33m", "error": "\x1b[31m", "bold": "\x1b[1m"}

@@ -138,6 +138,8 @@ def open_file(root: Path, path: Path, flags: int, mode: int = 0o644, *,
     except OSError as exc:
         if exc.errno in _LINK_ERRNOS:
             raise UnsafePathError(path, "is a symlink (refused)") from None
+        if exc.errno == errno.ENXIO:  # a FIFO without a reader (O_NONBLOCK)
+            raise UnsafePathError(path, "is not a regular file") from None
         raise
     finally:
         os.close(dirfd)
@@ -290,3 +292,32 @@ def _read_capped(fd: int, path: Path, limit: int) -> bytes:
             raise FileTooLargeError(path, limit)
         parts.append(chunk)
     return b"".join(parts)
+
+
+def write_crash_file(root: Path, text: str) -> Path | None:
+    """`.automaker/aidd-crash-<UTC time>-<pid>[-N].txt` holding `text`, never overwriting an
+    earlier one; None when it could not be written whole (a full disk leaves no empty file
+    named in a message)."""
+    import time  # lazy: only a crash gets here
+
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    automaker = root / ".automaker"
+    for n in range(100):
+        path = automaker / f"aidd-crash-{stamp}-{os.getpid()}{f'-{n}' if n else ''}.txt"
+        try:
+            fd = open_file(root, path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            continue
+        except OSError:
+            return None
+        try:
+            write_all(fd, text.encode("utf-8", "replace"))
+            os.fsync(fd)
+        except OSError:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                unlink(root, path)
+            return None
+        os.close(fd)
+        return path
+    return None

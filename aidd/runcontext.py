@@ -9,9 +9,9 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import sys
 import traceback
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -205,10 +205,11 @@ class RunContext:
                 return self.transcript.path
             except OSError:  # the log itself failed (disk full, REL-21): use a crash file
                 pass
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        path = self.plan.paths.automaker / f"aidd-crash-{stamp}.txt"
-        with contextlib.suppress(OSError):  # nowhere to write it; the shutdown must still run
-            path.write_text(text, encoding="utf-8")
+        path = fsio.write_crash_file(self.plan.paths.root, text)
+        if path is None:  # nowhere to write it (disk full): the user gets the traceback itself
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.write(text)
+            return Path("standard error (above)")
         return path
 
     # -- project facts used between phases ----------------------------------------------

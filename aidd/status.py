@@ -6,13 +6,13 @@ Built once into a `StatusReport`, then rendered as text (`--status`, status.md) 
 from __future__ import annotations
 
 import json
-import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aidd.console import print_out
 from aidd.errors import ExitCode, NotFoundError
 from aidd.project.featurerules import FeatureStatus
 from aidd.project.features import Feature, counted_features, is_unfixed, load_features
@@ -253,5 +253,5 @@ def print_status(
     write_status(paths, text)
     if as_json:
         text = json.dumps(status_json(report), indent=2, ensure_ascii=False) + "\n"
-    sys.stdout.write(text)
+    print_out(text)
     return ExitCode.SUCCESS

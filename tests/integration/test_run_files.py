@@ -86,3 +86,25 @@ def test_no_library_chatter_reaches_stderr(env: dict[str, str], fake_agent: Fake
         assert done.returncode == 0, done.stderr
         assert done.stderr == ""
     assert events(project, "run_end")
+
+
+def test_closed_or_full_standard_streams_are_one_line_or_nothing(
+        env: dict[str, str], fake_agent: FakeAgent, project: Path) -> None:
+    """Item 13: `aidd … >&-` runs (no stale lock, nothing of the console in the lock file);
+    `--status >/dev/full` is one line on stderr, no crash file."""
+    fake_agent.script([{"say": "ok"}, {"finish": True}])
+    done = subprocess.run(
+        [sys.executable, "-m", "aidd", "--project-dir", str(project), "--max-iterations", "1",
+         *FAST], env=env, stderr=subprocess.PIPE, text=True, timeout=60,
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        preexec_fn=lambda: os.close(1))
+    assert done.returncode == 0, done.stderr
+    assert not (project / ".automaker" / "aidd.lock").exists()
+    assert events(project, "run_end")
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "aidd", "--project-dir", str(project),
+                               "--status"], env=env, stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 1
+    assert done.stderr == "aidd: error: cannot write to standard output (No space left on device)\n"
+    assert not list((project / ".automaker").glob("aidd-crash-*"))

@@ -1,0 +1,70 @@
+"""The project-file primitives (aidd/fsio.py): links, hard links and FIFOs refused, crash files
+never overwritten and never left empty (issue 13 items 1, 7, 13)."""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import pytest
+
+from aidd import fsio
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    (tmp_path / "proj" / ".automaker").mkdir(parents=True)
+    return tmp_path / "proj"
+
+
+def test_crash_files_never_overwrite_each_other(root: Path) -> None:
+    first = fsio.write_crash_file(root, "one")
+    second = fsio.write_crash_file(root, "two")
+    assert first is not None
+    assert second is not None
+    assert first != second
+    assert (first.read_text(), second.read_text()) == ("one", "two")
+
+
+def test_a_crash_file_that_cannot_be_written_whole_is_not_left_behind(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def full(fd: int, data: bytes) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(fsio, "write_all", full)
+    assert fsio.write_crash_file(root, "lost") is None
+    assert not list((root / ".automaker").glob("aidd-crash-*"))
+
+
+def test_writes_refuse_links_fifos_and_dirs_that_lead_out(root: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep")
+    (root / ".automaker" / "link").symlink_to(outside)
+    os.link(outside, root / ".automaker" / "hard")
+    os.mkfifo(root / ".automaker" / "fifo")
+    (root / "sub").symlink_to(tmp_path)
+    for name in ("link", "hard", "fifo"):
+        with pytest.raises(fsio.UnsafePathError):
+            os.close(fsio.open_append(root, root / ".automaker" / name))
+    with pytest.raises(fsio.UnsafePathError):
+        fsio.write_atomic(root / "sub" / "outside.txt", "x", root=root)
+    fsio.write_atomic(root / ".automaker" / "link", "replaced", root=root)
+    assert outside.read_text() == "keep"
+    assert (root / ".automaker" / "link").read_text() == "replaced"
+
+
+def test_reads_stay_inside_the_project_and_below_the_cap(root: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "secret.txt"
+    outside.write_text("secret")
+    (root / "in.txt").write_text("fine")
+    (root / "inner").symlink_to(root / "in.txt")
+    (root / "out").symlink_to(outside)
+    os.mkfifo(root / "fifo")
+    assert fsio.read_file(root, root / "inner", 100) == b"fine"
+    with pytest.raises(fsio.UnsafePathError):
+        fsio.read_file(root, root / "out", 100)
+    with pytest.raises(fsio.UnsafePathError):
+        fsio.read_file(root, root / "fifo", 100)
+    with pytest.raises(fsio.FileTooLargeError):
+        fsio.read_file(root, root / "in.txt", 2)
