@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -82,6 +84,8 @@ def test_stale_stop_is_removed_and_stop_during_run_exits_6(
     (project / ".automaker").mkdir(parents=True)
     (project / "README.md").write_text("existing code\n")
     (project / ".automaker" / ".stop").write_text("old\n")
+    an_hour_ago = time.time() - 3600  # stale: older than the run (one newer is a request)
+    os.utime(project / ".automaker" / ".stop", (an_hour_ago, an_hour_ago))
     fake_agent.script([{"say": "x"}, {"write_file": ".automaker/.stop", "text": "now"},
                        {"sleep": 1.5}, {"exit": 0}])
     res = run_aidd("--project-dir", str(project), *FAST, env=env)

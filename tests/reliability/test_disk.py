@@ -59,15 +59,15 @@ def test_disk_full_while_logging(tmp_path: Path) -> None:
 
 
 def test_iterations_not_a_directory(tmp_path: Path) -> None:
-    """As root chmod cannot make `.automaker/` unwritable; a file where a directory must be
-    gives the same failure to create the first log."""
+    """As root chmod cannot make `.automaker/` unwritable; a file where a directory must be is
+    refused before anything is written (exit 3, naming it: issue 13)."""
     job = Job(tmp_path)
     job.automaker.mkdir()
     (job.automaker / "iterations").write_text("not a directory\n")
     done = job.run("--max-iterations", "1")
-    assert done.code == 1, done.err
+    assert done.code == 3, done.err
     line = _one_error_line(done.err)
-    assert "iterations" in line or "aidd-crash" in line
+    assert "iterations: is not a directory" in line
     assert job.fake.records() == []
     assert corrupt_files(job.automaker) == []
     assert not (job.automaker / "aidd.lock").exists()

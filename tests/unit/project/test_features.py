@@ -193,7 +193,7 @@ def test_unreadable_file_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyP
     paths = ProjectPaths(tmp_path)
     write(paths, "locked", valid("feature-1-a"))
 
-    def refuse(fd: int) -> bytes:
+    def refuse(fd: int, path: str) -> bytes:
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(featurescan, "_read_regular", refuse)
