@@ -64,7 +64,7 @@ def report(heavy: bool, code: int, verdict: str, wall_s: float,
         "",
         f"pytest: `{verdict}` (exit {code}).",
         "",
-        "| tests | aidd runs ended | crashes | agent processes left after aidd exited "
+        "| tests | aidd runs ended | internal errors | agent processes left after aidd exited "
         "| runs that changed files outside the project |",
         "|---|---|---|---|---|",
     ]
@@ -74,6 +74,8 @@ def report(heavy: bool, code: int, verdict: str, wall_s: float,
                    f"| {row['outside']} |")
     out += [
         "",
+        "Internal errors are expected only in `test_disk.py`: a full disk is one (REL-21), "
+        "reported in one line. "
         "A run killed with SIGKILL on purpose (`test_kill9.py`) is not an ending: its orphans are "
         "counted after the next run, which must reap them. Runs with `--keep-children` are not "
         "counted for processes left (keeping them is what the flag asks).",

@@ -91,8 +91,9 @@ class Job:
         return self.project / ".automaker"
 
     def start(self, *flags: str, preexec: Callable[[], None] | None = None,
-              bin_dir: Path | None = None) -> subprocess.Popen[bytes]:
-        """Start aidd; stdout (the console, possibly huge) and stderr go to files."""
+              bin_dir: Path | None = None, stalled: bool = False) -> subprocess.Popen[bytes]:
+        """Start aidd; stdout (the console, possibly huge) and stderr go to files. `stalled`:
+        stdout is a pipe nobody reads (a terminal after Ctrl-S)."""
         self._runs += 1
         env = dict(self.env)
         if bin_dir is not None:
@@ -102,13 +103,17 @@ class Job:
         with out, err:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "aidd", "--project-dir", str(self.project), *flags],
-                env=env, cwd=self.base, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                preexec_fn=preexec)
+                env=env, cwd=self.base, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE if stalled else out, stderr=err, preexec_fn=preexec)
         return self.proc
 
     def wait(self, timeout: float = 60) -> Finished:
         assert self.proc is not None
-        code = self.proc.wait(timeout)
+        try:
+            code = self.proc.wait(timeout)
+        finally:
+            if self.proc.stdout is not None:  # the stalled pipe, read only now
+                self.proc.stdout.close()
         out = (self.base / f"run{self._runs}.out").read_bytes()
         err = (self.base / f"run{self._runs}.err").read_bytes()
         done = Finished(code, out.decode("utf-8", "replace")[-20000:],
