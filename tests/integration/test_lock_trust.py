@@ -9,13 +9,13 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import FakeAgent
 from tests.integration.conftest import RunAidd, tree_snapshot
+from tests.reliability.harness import wait_for
 
 FAST = ("--idle-nudge-timeout", "20", "--idle-timeout", "40", "--timeout", "60")
 
@@ -52,14 +52,6 @@ def test_a_planted_lock_file_is_refused_before_anything_is_written(
     assert fake_agent.records() == []
 
 
-def _wait_for(predicate: object, what: str, limit: float = 20.0) -> None:
-    deadline = time.monotonic() + limit
-    while not predicate():  # type: ignore[operator]
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -80,7 +72,7 @@ def test_a_copy_of_a_running_project_leaves_the_originals_agent_alone(
          *FAST], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL)
     try:
-        _wait_for(fake_agent.records, "the original's agent to start")
+        wait_for(fake_agent.records, 20, "the original's agent to start")
         agent = fake_agent.records()[0]["pid"]
         copy = tmp_path / "copy"
         shutil.copytree(project, copy, symlinks=True,
