@@ -114,6 +114,21 @@ def check_dir(root: Path, path: Path) -> None:
         os.close(open_dir(root, rel))
 
 
+def check_file(path: Path) -> None:
+    """Raise UnsafePathError when the file aidd will append to at `path` is a symlink, a hard
+    link or not a regular file (the directories above are `check_dir`'s); missing is fine."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(info.st_mode):
+        raise UnsafePathError(path, "is a symlink (refused)")
+    if not stat.S_ISREG(info.st_mode):
+        raise UnsafePathError(path, "is not a regular file")
+    if info.st_nlink > 1:
+        raise UnsafePathError(path, "has other hard links (refused)")
+
+
 def make_dirs(root: Path, path: Path) -> None:
     """`mkdir -p` below `root` that never follows a planted link."""
     os.close(open_dir(root, _relative(root, path), create=True))

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aidd.errors import NotFoundError
-from aidd.fsio import UnsafePathError, check_dir
+from aidd.fsio import UnsafePathError, check_dir, check_file
 
 
 @dataclass(frozen=True)
@@ -112,8 +112,9 @@ class ProjectPaths:
 def check_layout(paths: ProjectPaths) -> None:
     """`.automaker` and the directories aidd writes into must be real directories, not links a
     cloned repository planted (issue 13 item 1): refused before anything is written."""
-    for directory in (paths.automaker, paths.iterations, paths.audits):
-        try:
+    try:
+        for directory in (paths.automaker, paths.iterations, paths.audits):
             check_dir(paths.root, directory)
-        except UnsafePathError as exc:
-            raise NotFoundError(f"refused: {exc}") from None
+        check_file(paths.events)  # appended to from the first event on
+    except UnsafePathError as exc:
+        raise NotFoundError(f"refused: {exc}") from None

@@ -66,8 +66,10 @@ def test_a_planted_file_link_is_never_written_through(
         run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, project: Path,
         outside: Path, rel: str, hard: bool) -> None:
     _plant(project, rel, outside / "precious.txt", hard=hard)
+    before = tree_snapshot(project)
     res = run_aidd("--project-dir", str(project), "--max-iterations", "1", *FAST, env=env)
     assert res.code == 3, res.err
+    assert tree_snapshot(project) == before  # refused before anything was written
     assert res.err.count("\n") == 1, res.err
     assert (outside / "precious.txt").read_text() == PRECIOUS
     assert "Traceback" not in res.out + res.err
