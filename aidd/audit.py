@@ -15,6 +15,7 @@ import yaml
 
 from aidd.errors import NotFoundError, UsageError, ValidationError
 from aidd.fsio import read_file, write_atomic
+from aidd.project import limits
 from aidd.project.paths import ProjectPaths
 from aidd.prompts.context import AuditInfo, InvalidFinding
 from aidd.resources import data_dir
@@ -151,15 +152,12 @@ def severity_reference(paths: ProjectPaths | None) -> str:
     return load_audit(SEVERITY_REFERENCE, paths).body
 
 
-DEFINITION_LIMIT = 1 << 20
-
-
 def _read_source(path: Path) -> bytes:
     """A project-local definition (`<root>/.automaker/prompts/audits/`) is project content
     (issue 13 items 7, 8): a regular file inside the project, capped; shipped ones are ours."""
     parts = path.parts
     if len(parts) > 4 and parts[-4:-1] == (".automaker", "prompts", "audits"):
-        return read_file(path.parents[3], path, DEFINITION_LIMIT)
+        return read_file(path.parents[3], path, limits.AUDIT_DEFINITION)
     return path.read_bytes()
 
 
@@ -167,7 +165,10 @@ def parse_definition(path: Path, name: str) -> AuditDefinition:
     """Front matter between the first line `---` and the next `---` line, then the body."""
     try:
         text = _read_source(path).decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:  # a refused one (link out, FIFO, too large) says why, once
+        why = exc.strerror or exc
+        raise ValidationError(f"cannot read audit definition: {why}, {path}") from None
+    except UnicodeDecodeError as exc:
         raise ValidationError(f"cannot read audit definition: {exc}, {path}") from None
     meta, body = _split_front_matter(text, path)
     _check_informational(meta, path)

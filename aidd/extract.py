@@ -33,8 +33,9 @@ from typing import Any
 
 from aidd.errors import ExitCode, NotFoundError
 from aidd.extract_events import Call, EventReader, ToolKind, classify_error
-from aidd.fsio import write_atomic
+from aidd.fsio import read_file, write_atomic
 from aidd.logclean import clean_bytes
+from aidd.project import limits
 
 VERSION = "1.0"
 _CLI_NAMES = {"opencode": "OpenCode", "kilocode": "Kilo Code", "claude-code": "Claude Code"}
@@ -318,8 +319,9 @@ def _description(match: re.Match[str], project: Path | None) -> str | None:
     relative = Path(match.group(0))
     if project is None or ".." in relative.parts:
         return None
-    try:
-        return _description_of((project / relative).read_text(encoding="utf-8"))
+    try:  # project content: never a FIFO, a link out of the project or a giant (issue 13)
+        raw = read_file(project, project / relative, limits.FEATURE)
+        return _description_of(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError):
         return None
 

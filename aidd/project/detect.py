@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from aidd.fsio import read_file, write_atomic
-from aidd.project import jsonfile
+from aidd.project import jsonfile, limits
 from aidd.project.paths import ProjectPaths
 
 IGNORED_ENTRIES = frozenset({".git", ".automaker", ".DS_Store", "node_modules", ".vscode", ".idea"})
@@ -44,12 +44,9 @@ class ProjectState:
     raw: dict[str, Any]
 
 
-STATE_LIMIT = 1 << 20
-
-
 def read_state(paths: ProjectPaths) -> ProjectState:
     try:
-        raw = jsonfile.loads(read_file(paths.root, paths.state, STATE_LIMIT))
+        raw = jsonfile.loads(read_file(paths.root, paths.state, limits.STATE))
     except (OSError, ValueError):  # missing, odd (FIFO, link out), too big or invalid: ignored
         raw = {}
     if not isinstance(raw, dict):

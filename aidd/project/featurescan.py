@@ -11,10 +11,10 @@ import os
 import stat
 
 from aidd.fsio import FileTooLargeError
+from aidd.project import limits
 from aidd.project.paths import ProjectPaths
 
 FEATURE_FILE = "feature.json"
-FEATURE_LIMIT = 1 << 20
 _CHUNK = 1 << 16
 _OPEN_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK  # O_NONBLOCK: a FIFO never blocks us
 _LINK_ERRNOS = (errno.ELOOP, errno.EMLINK)  # O_NOFOLLOW on a symlink: Linux/macOS, FreeBSD
@@ -89,8 +89,8 @@ def _read_regular(fd: int, path: str) -> bytes | None:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             return None
-        if info.st_size > FEATURE_LIMIT:  # never load a planted gigabyte (issue 13 item 14)
-            raise FileTooLargeError(path, FEATURE_LIMIT)
+        if info.st_size > limits.FEATURE:  # never load a planted gigabyte (issue 13 item 14)
+            raise FileTooLargeError(path, limits.FEATURE)
         chunk = os.read(fd, _CHUNK)
         if len(chunk) < _CHUNK:
             return chunk

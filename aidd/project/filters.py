@@ -12,7 +12,7 @@ from typing import Any
 from aidd.errors import NotFoundError, UsageError, ValidationError
 from aidd.fsio import read_file
 from aidd.options import shown
-from aidd.project import jsonfile
+from aidd.project import jsonfile, limits
 from aidd.project.features import FeatureFile, load_features
 from aidd.project.paths import ProjectPaths
 
@@ -166,12 +166,9 @@ def load_milestone(paths: ProjectPaths, name: str) -> MilestoneFilter:
     return MilestoneFilter(name, milestones[name], dirs)
 
 
-ROADMAP_LIMIT = 10 << 20
-
-
 def _read_roadmap(path: Path, where: str) -> tuple[dict[str, str], dict[str, str | None]]:
     try:
-        raw = read_file(path.parents[1], path, ROADMAP_LIMIT)  # <root>/.automaker/roadmap.json
+        raw = read_file(path.parents[1], path, limits.ROADMAP)  # <root>/.automaker/roadmap.json
     except FileNotFoundError:
         raise NotFoundError(f"--milestone needs {where}, which does not exist") from None
     except OSError as exc:

@@ -9,6 +9,7 @@ from enum import Enum, unique
 from pathlib import Path
 
 from aidd.fsio import FileTooLargeError, read_file, write_atomic
+from aidd.project import limits
 from aidd.project.paths import ProjectPaths
 
 
@@ -50,7 +51,7 @@ def read_marker(paths: ProjectPaths, marker: Marker) -> str | None:
     """The marker's time as written, or its mtime when it holds none; None when absent."""
     path = marker.path(paths)
     try:
-        text: str = read_file(paths.root, path, 4096).decode("utf-8", "replace").strip()
+        text: str = read_file(paths.root, path, limits.MARKER).decode("utf-8", "replace").strip()
     except FileTooLargeError:
         text = ""  # present, but no time of ours: its mtime says when
     except OSError:

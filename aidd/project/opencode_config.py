@@ -10,9 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from aidd.fsio import read_file, write_atomic
-from aidd.project import jsonfile
-
-CONFIG_LIMIT = 1 << 20
+from aidd.project import jsonfile, limits
 
 CONFIG = "opencode.json"
 CONFIG_JSONC = "opencode.jsonc"
@@ -55,7 +53,7 @@ def _create(root: Path, path: Path) -> list[str]:
 
 def _load(path: Path) -> tuple[dict[str, Any] | None, str]:
     try:
-        data = jsonfile.loads(read_file(path.parent, path, CONFIG_LIMIT))
+        data = jsonfile.loads(read_file(path.parent, path, limits.OPENCODE_CONFIG))
     except (OSError, ValueError) as exc:
         return (
             None,

@@ -16,8 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import BinaryIO
 
-from aidd.fsio import TMP_PREFIX, UnsafePathError
+from aidd.fsio import TMP_PREFIX, UnsafePathError, make_dirs
 from aidd.resources import checkout_root
 
 COPYDIRS = "copydirs.txt"
@@ -213,23 +214,36 @@ def _refusal(target: Path, real_root: Path, source: Path, mirror: bool) -> str |
 
 def copy_file(src: Path, dst: Path) -> None:
     """Stream `src` into a temp file next to `dst`, keep mode bits and mtime, rename (LAY-12)."""
-    info = src.stat()
-    if not stat.S_ISREG(info.st_mode):  # a FIFO would block the copy for ever
-        raise UnsafePathError(src, "is not a regular file")
-    fd, name = tempfile.mkstemp(prefix=TMP_PREFIX, dir=dst.parent)
-    tmp = Path(name)
+    with _open_source(src) as inp:
+        info = os.fstat(inp.fileno())
+        fd, name = tempfile.mkstemp(prefix=TMP_PREFIX, dir=dst.parent)  # O_EXCL: never a link
+        tmp = Path(name)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                shutil.copyfileobj(inp, out, 1024 * 1024)
+                out.flush()
+                os.fsync(out.fileno())
+            tmp.chmod(stat.S_IMODE(info.st_mode))
+            os.utime(tmp, ns=(info.st_atime_ns, info.st_mtime_ns))
+            tmp.replace(dst)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
+
+
+def _open_source(src: Path) -> BinaryIO:
+    """`src` opened without blocking and checked on the open file: a FIFO (which would block
+    the copy for ever, issue 13 item 7) or a device is refused, with no stat/open race."""
+    fd = os.open(src, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
     try:
-        with os.fdopen(fd, "wb") as out, src.open("rb") as inp:
-            shutil.copyfileobj(inp, out, 1024 * 1024)
-            out.flush()
-            os.fsync(out.fileno())
-        tmp.chmod(stat.S_IMODE(info.st_mode))
-        os.utime(tmp, ns=(info.st_atime_ns, info.st_mtime_ns))
-        tmp.replace(dst)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UnsafePathError(src, "is not a regular file")
+        os.set_blocking(fd, True)
     except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        os.close(fd)
         raise
+    return os.fdopen(fd, "rb")
 
 
 def _same(src: os.DirEntry[str], dst: Path) -> bool:
@@ -306,7 +320,7 @@ def _sync_dir(entry: Entry, root: Path, report: _Report) -> bool:
         return False
     stats = _MirrorStats()
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(root.resolve(), target.parent)  # never through a link planted meanwhile
         mirror(entry.source, target, stats)
     except OSError as exc:
         report.warn(f"{entry.where}: copying {entry.source} to {entry.target} failed: {exc}")
@@ -333,7 +347,7 @@ def _sync_file(entry: Entry, root: Path, report: _Report) -> bool:
         report.warn(f"{entry.where}: target {entry.target} is a directory, skipped")
         return False
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(root.resolve(), target.parent)
         copy_file(entry.source, target)
     except OSError as exc:
         report.warn(f"{entry.where}: copying {entry.source} to {entry.target} failed: {exc}")

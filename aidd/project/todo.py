@@ -11,6 +11,7 @@ from enum import Enum, unique
 from pathlib import Path
 
 from aidd.fsio import read_file
+from aidd.project import limits
 from aidd.project.paths import ProjectPaths
 
 # Project-root names the status report falls back to, in this order (FEA-33).
@@ -90,14 +91,11 @@ def summarize(text: str) -> TodoSummary:
     )
 
 
-TODO_LIMIT = 10 << 20
-
-
 def read_todo(root: Path, path: Path) -> TodoSummary | None:
     """The summary of `path`, None when it is missing or not a readable regular file inside the
-    project `root` of at most TODO_LIMIT bytes (never a FIFO: issue 13 item 7)."""
+    project `root` of at most limits.TODO bytes (never a FIFO: issue 13 item 7)."""
     try:
-        raw = read_file(root, path, TODO_LIMIT)
+        raw = read_file(root, path, limits.TODO)
     except OSError:
         return None
     return summarize(raw.decode("utf-8", "replace"))

@@ -19,8 +19,9 @@ from jinja2 import nodes
 from jinja2.loaders import split_template_path
 from jinja2.sandbox import SandboxedEnvironment
 
-from aidd.errors import TemplateError
-from aidd.fsio import read_file
+from aidd.errors import TemplateError, ValidationError
+from aidd.fsio import FileTooLargeError, UnsafePathError, read_file
+from aidd.project import limits
 from aidd.project.paths import ProjectPaths
 from aidd.prompts.context import Namespace, PromptContext
 from aidd.prompts.select import PromptKind
@@ -44,9 +45,6 @@ class _StrictUndefined(jinja2.StrictUndefined):
         return str(super()._undefined_message)
 
 
-TEMPLATE_LIMIT = 1 << 20
-
-
 class OverrideLoader(jinja2.BaseLoader):
     """Looks a template up in the project's overrides first, then in the shipped prompts."""
 
@@ -60,7 +58,7 @@ class OverrideLoader(jinja2.BaseLoader):
         the project, capped; a link out of the project or a FIFO is refused."""
         root, overrides = self.project_root, self.overrides
         if root is not None and overrides is not None and path.is_relative_to(overrides):
-            return read_file(root, path, TEMPLATE_LIMIT).decode("utf-8")
+            return read_file(root, path, limits.PROMPT_OVERRIDE).decode("utf-8")
         return path.read_text(encoding="utf-8")
 
     def locate(self, name: str) -> Path | None:
@@ -85,6 +83,9 @@ class OverrideLoader(jinja2.BaseLoader):
         try:
             source = self._read(path)
             mtime = path.stat().st_mtime
+        except (UnsafePathError, FileTooLargeError) as exc:  # project content refused: exit 7
+            where = self.display(str(path))
+            raise ValidationError(f"prompt override refused: {exc.strerror}, {where}") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise TemplateError(f"cannot read template: {exc}, {self.display(str(path))}") from None
         return source, str(path), lambda: _mtime(path) == mtime

@@ -21,11 +21,11 @@ FAST = ("--idle-nudge-timeout", "20", "--idle-timeout", "40", "--timeout", "60")
 SECRET = "aws_secret_access_key = hunter2"
 
 
-def _aidd(env: dict[str, str], project: Path, *args: str,
-          limit_s: float = 30) -> subprocess.CompletedProcess[str]:
-    """aidd with a wall-clock bound (a FIFO used to hang it) and 1 GiB of address space."""
+def _aidd(env: dict[str, str], project: Path, *args: str, limit_s: float = 30,
+          memory: int = 1 << 30) -> subprocess.CompletedProcess[str]:
+    """aidd with a wall-clock bound (a FIFO used to hang it) and `memory` of address space."""
     def small() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 
     return subprocess.run([sys.executable, "-m", "aidd", "--project-dir", str(project), *args],
                           env=env, capture_output=True, text=True, timeout=limit_s,
@@ -72,6 +72,8 @@ FIFOS = [
     (".automaker/aidd-state.json", ("--max-iterations", "1", *FAST)),
     (".automaker/roadmap.json", ("--status", "--milestone", "m1")),
     (".automaker/.project_completion_pending", ("--status",)),
+    (".automaker/.project_completed", ("--status",)),
+    (".automaker/.project_completed", ("--max-iterations", "1", *FAST)),
     (".automaker/features/feature-1-a/feature.json", ("--check-features",)),
     (".automaker/prompts/onboarding.md", ("--max-iterations", "1", *FAST)),
     (".automaker/prompts/audits/SECURITY.md", ("--audit", "SECURITY", "--max-iterations", "1",
@@ -120,8 +122,10 @@ def test_a_prompt_file_linked_out_of_the_project_never_reaches_the_agent(
     args = ("--audit", "SECURITY") if "audits" in name else ()
     done = _aidd(env, project, *args, "--max-iterations", "1", *FAST)
     _no_crash(done)
-    assert done.returncode in (1, 7), done.stderr
+    assert done.returncode == 7, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
     assert "outside the project" in done.stderr
+    assert link.name in done.stderr
     assert SECRET not in done.stderr
     assert fake_agent.records() == []
     assert not any(SECRET in p.read_text() for p in project.rglob("*.prompt.md"))
@@ -143,3 +147,47 @@ def test_a_copy_list_may_not_overwrite_aidds_run_files(
     assert "run files or the feature metadata" in done.stdout
     written = project / target
     assert not written.exists() or written.read_text() != "payload\n"
+
+
+def test_a_fifo_as_a_copy_source_is_skipped_with_a_warning(
+        env: dict[str, str], fake_agent: FakeAgent, project: Path, tmp_path: Path) -> None:
+    source = tmp_path / "pipe"
+    os.mkfifo(source)
+    home = Path(env["AIDD_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "copyfiles.txt").write_text(f"{source} -> copied.txt\n")
+    done = _aidd(env, project, "--max-iterations", "1", *FAST)
+    _no_crash(done)
+    assert done.returncode == 0, done.stderr
+    assert "is not a regular file" in done.stdout
+    assert not (project / "copied.txt").exists()
+
+
+GIANTS = [
+    (".automaker/todo.md", ("--status",)),
+    (".automaker/roadmap.json", ("--status", "--milestone", "m1")),
+    (".automaker/aidd-state.json", ("--max-iterations", "1", *FAST)),
+    ("opencode.json", ("--max-iterations", "1", *FAST)),
+    (".automaker/prompts/onboarding.md", ("--max-iterations", "1", *FAST)),
+    (".automaker/prompts/audits/SECURITY.md", ("--audit", "SECURITY", "--max-iterations", "1",
+                                               *FAST)),
+]
+
+
+@pytest.mark.parametrize(("name", "args"), GIANTS, ids=[n for n, _ in GIANTS])
+def test_a_giant_project_file_is_never_loaded(env: dict[str, str], fake_agent: FakeAgent,
+                                              project: Path, name: str,
+                                              args: tuple[str, ...]) -> None:
+    """1 GiB (sparse) under 512 MiB of address space: loading it whole would fail."""
+    big = project / name
+    big.parent.mkdir(parents=True, exist_ok=True)
+    with big.open("wb") as fh:
+        fh.truncate(1 << 30)
+    done = _aidd(env, project, *args, memory=512 << 20)
+    _no_crash(done)
+    assert "MemoryError" not in done.stderr
+    assert done.stderr.count("\n") <= 1, done.stderr
+    if done.returncode not in (0, 3):  # refused: one line naming the file and its limit
+        assert done.returncode == 7, done.stderr
+        assert "larger than" in done.stderr, done.stderr
+        assert Path(name).name in done.stderr, done.stderr
