@@ -15,7 +15,7 @@ import yaml
 
 from aidd.errors import NotFoundError, UsageError, ValidationError
 from aidd.fsio import read_file, write_atomic
-from aidd.project import limits
+from aidd.project import jsonfile, limits
 from aidd.project.paths import ProjectPaths
 from aidd.prompts.context import AuditInfo, InvalidFinding
 from aidd.resources import data_dir
@@ -198,6 +198,10 @@ def _split_front_matter(text: str, path: Path) -> tuple[dict[str, Any], str]:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 2}" if mark is not None else str(path)
         raise ValidationError(f"audit front matter is not valid YAML, {where}") from exc
+    except RecursionError:
+        raise ValidationError(f"audit front matter is nested too deeply, {path}") from None
+    if jsonfile.holds_surrogate(meta):  # the project-JSON rule (issue 13 item 6)
+        raise ValidationError(f"audit front matter {jsonfile.SURROGATE_WHY}, {path}")
     if not isinstance(meta, dict):
         raise ValidationError(f"audit front matter must be a mapping of keys, {path}")
     return meta, "".join(lines[end + 1 :]).strip("\n")

@@ -3,6 +3,7 @@
 Python's json accepts a lone UTF-16 surrogate (`"\\ud83d"`), which no UTF-8 output can carry:
 such text is invalid here, as is nesting deep enough to exhaust the stack. Both raise
 ValueError, like any other invalid JSON, so a reader reports the file and never crashes.
+The YAML front matter of a project audit definition follows the same rule (`holds_surrogate`).
 """
 
 from __future__ import annotations
@@ -22,11 +23,26 @@ def loads(raw: bytes | str) -> Any:
     except RecursionError:
         raise ValueError("nested too deeply") from None
     probe = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
-    if _SURROGATE_ESCAPE.search(probe):
-        try:
-            json.dumps(data, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:
-            raise ValueError("holds a lone UTF-16 surrogate (\\ud800-\\udfff), not text") from None
-        except RecursionError:
-            raise ValueError("nested too deeply") from None
+    if _SURROGATE_ESCAPE.search(probe) and holds_surrogate(data):
+        raise ValueError(SURROGATE_WHY)
     return data
+
+
+SURROGATE_WHY = "holds a lone UTF-16 surrogate (\\ud800-\\udfff), not text"
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def holds_surrogate(value: Any) -> bool:
+    """Whether a string anywhere in parsed JSON or YAML holds a lone surrogate. Iterative, and
+    each container is visited once: deep nesting or YAML aliases cost no stack and no blow-up."""
+    seen: set[int] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, (list, tuple, dict)) and id(item) not in seen:
+            seen.add(id(item))
+            stack.extend([*item.keys(), *item.values()] if isinstance(item, dict) else item)
+    return False
