@@ -193,14 +193,17 @@ def test_a_giant_project_file_is_never_loaded(env: dict[str, str], fake_agent: F
         assert Path(name).name in done.stderr, done.stderr
 
 
-def test_a_lone_surrogate_in_an_audit_definition_is_invalid_not_a_crash(
-        env: dict[str, str], fake_agent: FakeAgent, project: Path) -> None:
+@pytest.mark.parametrize(("value", "why"), [('"Sec \\ud83d"', "surrogate"),
+                                            ("[" * 100_000 + "]" * 100_000, "nested too deeply")],
+                         ids=["surrogate", "deep"])
+def test_bad_text_in_an_audit_definition_is_invalid_not_a_crash(
+        env: dict[str, str], fake_agent: FakeAgent, project: Path, value: str, why: str) -> None:
     shipped = (Path(__file__).parents[2] / "prompts" / "audits" / "SECURITY.md").read_text()
     local = project / ".automaker" / "prompts" / "audits" / "SECURITY.md"
     local.parent.mkdir(parents=True)
-    local.write_text(shipped.replace("title: Security", 'title: "Sec \\ud83d"', 1))
+    local.write_text(shipped.replace("title: Security", f"title: {value}", 1))
     done = _aidd(env, project, "--audit", "SECURITY", "--max-iterations", "1", *FAST)
     _no_crash(done)
     assert done.returncode == 7, done.stderr
-    assert "surrogate" in done.stderr
+    assert why in done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
