@@ -207,3 +207,18 @@ def test_bad_text_in_an_audit_definition_is_invalid_not_a_crash(
     assert done.returncode == 7, done.stderr
     assert why in done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
+
+
+def test_extraction_never_blocks_on_a_feature_file_that_is_a_fifo(
+        env: dict[str, str], fake_agent: FakeAgent, project: Path) -> None:
+    """--extract-structured reads the description of the feature the agent wrote to."""
+    rel = ".automaker/features/feature-1-a/feature.json"
+    (project / rel).parent.mkdir(parents=True)
+    os.mkfifo(project / rel)
+    fake_agent.script([{"init": True},
+                       {"tool": {"name": "write", "input": {"filePath": rel, "content": "{"}}},
+                       {"finish": True}])
+    done = _aidd(env, project, "--extract-structured", "--max-iterations", "1", *FAST)
+    _no_crash(done)
+    assert done.returncode == 0, done.stderr
+    assert (project / ".automaker" / "iterations" / "001.json").is_file()
