@@ -41,6 +41,7 @@ _PROTECTED_DIRS = ((".git",), (".automaker",), (".automaker", "iterations"))
 _RUNTIME = frozenset({"aidd.lock", "events.jsonl", "aidd-state.json", "status.md", ".stop",
                       ".project_completion_pending", ".project_completed", "iterations",
                       "features", "audits"})
+_RUNTIME_PREFIXES = ("aidd-crash", TMP_PREFIX)  # crash files, aidd's temp files
 
 
 class Level(StrEnum):
@@ -198,7 +199,8 @@ def _refusal(target: Path, real_root: Path, source: Path, mirror: bool) -> str |
     parts = tuple(p.casefold() for p in target.relative_to(real_root).parts)
     checks = (
         (parts[0] == ".git", "target is inside .git"),
-        (parts[0] == ".automaker" and len(parts) > 1 and parts[1] in _RUNTIME,
+        (parts[0] == ".automaker" and len(parts) > 1
+         and (parts[1] in _RUNTIME or parts[1].startswith(_RUNTIME_PREFIXES)),
          "target is one of aidd's run files or the feature metadata"),
         (
             mirror and any(p[: len(parts)] == parts for p in _PROTECTED_DIRS),

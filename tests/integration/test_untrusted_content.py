@@ -132,7 +132,11 @@ def test_a_prompt_file_linked_out_of_the_project_never_reaches_the_agent(
 
 
 @pytest.mark.parametrize("target", [".automaker/events.jsonl", ".automaker/aidd.lock",
-                                    ".automaker/features/feature-1-a/feature.json"])
+                                    ".automaker/features/feature-1-a/feature.json",
+                                    ".automaker/aidd-state.json", ".automaker/.stop",
+                                    ".automaker/Status.md", ".automaker/.project_completed",
+                                    ".automaker/iterations/001.prompt.md",
+                                    ".automaker/aidd-crash-20260101T000000Z-1.txt"])
 def test_a_copy_list_may_not_overwrite_aidds_run_files(
         env: dict[str, str], fake_agent: FakeAgent, project: Path, tmp_path: Path,
         target: str) -> None:
