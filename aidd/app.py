@@ -30,12 +30,12 @@ def run(settings: Settings) -> int:
             if action in ("stop", "extract_batch"):  # they write into .automaker
                 check_layout(paths)
             return _one_shot(action, settings, paths, feature_filter)
-        from aidd.startup import prepare_run
+        from aidd.run.preflight import prepare_run
 
         plan = prepare_run(settings, paths, feature_filter)
     except UnsafePathError as exc:  # a planted link, hard link or FIFO (issue 13)
         raise NotFoundError(f"refused: {exc}") from None
-    from aidd.supervisor import Supervisor
+    from aidd.run.supervisor import Supervisor
 
     return int(Supervisor(plan, SystemClock()).run())
 
@@ -91,23 +91,23 @@ def _one_shot(action: str, settings: Settings, paths: ProjectPaths,
     if not paths.root.is_dir():
         raise NotFoundError(f"project directory {paths.root} does not exist")
     if action == "extract_batch":
-        from aidd.extract import extract_batch
+        from aidd.logs.extract import extract_batch
 
         return int(extract_batch(paths.iterations))
     if action == "check_features":
-        from aidd.checkfeatures import check_features
+        from aidd.reports.featurecheck import check_features
 
         text, code = check_features(paths)
         print_out(text)
         return int(code)
-    from aidd.status import print_status
+    from aidd.reports.status import print_status
 
     return int(print_status(paths, feature_filter, as_json=settings.actions.json))
 
 
 def _stop(paths: ProjectPaths) -> int:
-    from aidd.lock import holder_running, read_lock
-    from aidd.stop import request_stop
+    from aidd.project.lockfile import holder_running, read_lock
+    from aidd.project.stop import request_stop
 
     if not paths.root.is_dir():
         raise NotFoundError(f"project directory {paths.root} does not exist")

@@ -43,7 +43,7 @@ for d, _, names in os.walk(sys.argv[1]):
 CHECK_API = """
 import sys
 from pathlib import Path
-from aidd.checkfeatures import check_features
+from aidd.reports.featurecheck import check_features
 from aidd.project.paths import ProjectPaths
 text, code = check_features(ProjectPaths(Path(sys.argv[1])))
 sys.stdout.write(text)
@@ -53,7 +53,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from aidd.project.paths import ProjectPaths
-from aidd.status import build_status, render_status_text, write_status
+from aidd.reports.status import build_status, render_status_text, write_status
 paths = ProjectPaths(Path(sys.argv[1]))
 text = render_status_text(build_status(paths, None, datetime.now(UTC), require_features=True))
 write_status(paths, text)

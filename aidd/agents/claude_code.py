@@ -22,8 +22,7 @@ from aidd.agents.base import (
     agent_environment,
 )
 from aidd.agents.classify import AUTH_TEXT, claude_result_error_kind
-from aidd.agents.ratelimit import RateLimitInfo
-from aidd.agents.render import (
+from aidd.agents.jsonlines import (
     as_dict,
     as_float,
     as_int,
@@ -37,6 +36,7 @@ from aidd.agents.render import (
     text_lines,
     tokens_line,
 )
+from aidd.agents.ratelimit import RateLimitInfo
 
 # Printed instead of JSON when claude refuses to start: as root with
 # --dangerously-skip-permissions (without IS_SANDBOX=1), or nested inside another claude.

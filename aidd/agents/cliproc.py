@@ -1,6 +1,6 @@
 """Short helper runs of an agent CLI (`--version`, `session list`): stdin closed, a process
 group of its own that is killed whole when the time limit passes, and a mark of its own
-(aidd.reap) by which anything it left running is killed when it returns (REL-1)."""
+(aidd.session.orphans) by which anything it left running is killed when it returns (REL-1)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from aidd.clock import SystemClock
-from aidd.reap import MARK_VAR, new_mark, sweep
+from aidd.session.orphans import MARK_VAR, new_mark, sweep
 
 
 def run_cli(argv: Sequence[str], *, env: Mapping[str, str] | None, timeout_s: float,

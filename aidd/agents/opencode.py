@@ -18,8 +18,7 @@ from aidd.agents.base import (
     agent_environment,
 )
 from aidd.agents.classify import provider_error_kind
-from aidd.agents.ratelimit import RateLimitInfo
-from aidd.agents.render import (
+from aidd.agents.jsonlines import (
     as_dict,
     as_float,
     as_int,
@@ -32,6 +31,7 @@ from aidd.agents.render import (
     text_lines,
     tokens_line,
 )
+from aidd.agents.ratelimit import RateLimitInfo
 from aidd.agents.sessions import latest_session
 
 

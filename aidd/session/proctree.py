@@ -60,7 +60,7 @@ class KillReport:
 class TreeScope:
     """Remembers aidd's children before the agent starts, so children adopted later (through
     the subreaper) are known to come from the agent's tree. `marked` names the processes that
-    carry the attempt's mark (aidd.reap), wherever they went."""
+    carry the attempt's mark (aidd.session.orphans), wherever they went."""
 
     def __init__(self, marked: Callable[[], Iterable[int]] = tuple) -> None:
         self._me = psutil.Process()

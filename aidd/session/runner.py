@@ -12,18 +12,19 @@ from datetime import UTC, tzinfo
 from pathlib import Path
 from typing import Any, Protocol
 
-from aidd import __version__, reap
+from aidd import __version__
 from aidd.agents.base import Adapter, AgentContext, NudgeMethod
 from aidd.agents.ratelimit import wake_time
 from aidd.clock import Clock, SystemClock
 from aidd.errors import AgentCliError
 from aidd.events import EventLog
+from aidd.logs.transcript import Transcript
+from aidd.session import orphans as reap
 from aidd.session import proctree
 from aidd.session.idle import IdleAction, IdleMonitor, IdlePolicy
 from aidd.session.outcome import EndCause, Outcome, Reason, SessionOutcome, classify
 from aidd.session.pty import AgentProcess
 from aidd.session.stream import StreamRouter
-from aidd.transcript import Transcript
 
 DRAIN_CAP_S = 10.0  # a descendant that keeps printing after the agent exits cannot stall us
 _KILL_REASONS = {
@@ -35,7 +36,7 @@ _KILL_REASONS = {
 
 
 class InterruptFlag(Protocol):
-    """Set by aidd's signal handler (aidd.signals.Interrupt); a second signal makes it urgent."""
+    """Set by aidd's signal handler (run.signals.Interrupt); a second signal makes it urgent."""
 
     def is_set(self) -> bool: ...
 

@@ -15,9 +15,9 @@ from typing import Any
 from aidd.agents.registry import ADAPTERS
 from aidd.console import Console
 from aidd.events import EventLog
+from aidd.logs.transcript import Transcript
 from aidd.session.outcome import SessionOutcome
 from aidd.session.runner import AttemptRequest, run_attempt
-from aidd.transcript import Transcript
 
 # Short, test-friendly limits; each test overrides what it checks.
 DEFAULTS: dict[str, Any] = {

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from aidd.signals import Interrupt
+from aidd.run.signals import Interrupt
 from tests.conftest import FakeAgent
 from tests.fakes.attempt import STUBBORN_TREE, Trigger, pid_alive, run_fake_attempt
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from aidd.errors import AgentCliError
-from aidd.signals import Interrupt
+from aidd.run.signals import Interrupt
 from tests.conftest import FakeAgent
 from tests.fakes.attempt import run_fake_attempt
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from aidd.audit import SEVERITY_REFERENCE
+from aidd.audits.definitions import SEVERITY_REFERENCE
 from tests.conftest import FakeAgent
 from tests.integration.conftest import REPO, RunAidd, events, tree_snapshot
 

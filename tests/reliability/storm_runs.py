@@ -7,7 +7,7 @@ import signal
 import time
 from pathlib import Path
 
-from aidd.reap import MARK_VAR
+from aidd.session.orphans import MARK_VAR
 from tests.fakes.storm import FORK_STORM, TAG, install, kill_everything, left_running, marks
 from tests.reliability.harness import Job, wait_for
 

@@ -226,8 +226,8 @@ def test_random_todo_never_crashes_status(tmp_path: Path, text: str) -> None:
     """FEA-33, CMP-20: any todo.md content is counted, never a crash."""
     from datetime import UTC, datetime
 
-    from aidd.completion import evaluate
-    from aidd.status import build_status, render_status_text, status_json
+    from aidd.project.completion import evaluate
+    from aidd.reports.status import build_status, render_status_text, status_json
 
     paths = _project(tmp_path)
     paths.todo.write_bytes(text.encode("utf-8", "surrogateescape"))
@@ -247,7 +247,7 @@ NAMES = st.text(max_size=30) | st.sampled_from(
 @given(name=NAMES)
 def test_random_audit_names(name: str) -> None:
     """AUD-2: outside the grammar 2, unknown 3 (listing the audits), else a definition."""
-    from aidd.audit import resolve_audits
+    from aidd.audits.definitions import resolve_audits
 
     found, error = _attempt(resolve_audits, [name], None)
     if error is not None:

@@ -21,7 +21,7 @@ import errno, os, sys, time
 from datetime import UTC, datetime
 from pathlib import Path
 from aidd.errors import LockHeldError
-from aidd.lock import ProjectLock
+from aidd.project.lockfile import ProjectLock
 root = Path(sys.argv[1])
 token = root / "held"
 deadline = time.monotonic() + float(sys.argv[2])

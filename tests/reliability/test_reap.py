@@ -19,8 +19,8 @@ import pytest
 from aidd.clock import SystemClock
 from aidd.errors import LockHeldError
 from aidd.fsio import TMP_PREFIX, UnsafePathError, remove_stale_temps
-from aidd.lock import ProjectLock, process_start_ticks, project_identity, read_lock
-from aidd.reap import (
+from aidd.project.lockfile import ProjectLock, process_start_ticks, project_identity, read_lock
+from aidd.session.orphans import (
     MARK_VAR,
     Orphan,
     find_marked,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from aidd import audit
+from aidd.audits import definitions as audit
 from aidd.errors import NotFoundError, UsageError, ValidationError
 from aidd.project.paths import ProjectPaths
 from aidd.prompts import PromptKind, PromptRenderer

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from aidd.checkfeatures import ALL_VALID, NONE_FOUND, check_features
 from aidd.errors import ExitCode, NotFoundError
 from aidd.project.paths import ProjectPaths
+from aidd.reports.featurecheck import ALL_VALID, NONE_FOUND, check_features
 from tests.featurefiles import feat, write
 
 

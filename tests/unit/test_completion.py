@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from aidd.completion import (
+from aidd.project.completion import (
     CompletionOutcome,
     FeatureVerdict,
     completion_step,

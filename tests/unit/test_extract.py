@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from aidd import extract
 from aidd.errors import NotFoundError
-from aidd.extract import extract_batch, extract_log, write_extraction
-from aidd.logclean import clean_log
+from aidd.logs import extract
+from aidd.logs.cleaning import clean_log
+from aidd.logs.extract import extract_batch, extract_log, write_extraction
 
 LOG32_KEYS = {
     "version", "iterationNumber", "featureSlug", "featureDescription", "cli", "promptType",

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from aidd.findings import check_findings, snapshot
+from aidd.audits.findings import check_findings, snapshot
 from aidd.project.paths import ProjectPaths
 
 PREFIX = "audit-security-"

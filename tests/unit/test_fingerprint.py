@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from aidd.fingerprint import fingerprint
+from aidd.project.fingerprint import fingerprint
 
 
 @pytest.fixture(autouse=True)

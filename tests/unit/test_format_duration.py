@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from aidd.outcomes import format_duration
+from aidd.run.outcomes import format_duration
 
 
 @pytest.mark.parametrize(("seconds", "text"), [

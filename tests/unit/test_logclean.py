@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aidd import logclean
-from aidd.logclean import LogCleaner, clean_bytes, clean_log, clean_stream
+from aidd.logs import cleaning as logclean
+from aidd.logs.cleaning import LogCleaner, clean_bytes, clean_log, clean_stream
 
 BOX = "─━│┌┐└┘├┤┬┴┼═║╔╗╚╝╭╮╯╰╿".encode()
 

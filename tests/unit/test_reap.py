@@ -1,4 +1,4 @@
-"""The mark sweep (aidd.reap.sweep): kills every process carrying the mark, a fork loop
+"""The mark sweep (aidd.session.orphans.sweep): kills every process carrying the mark, a fork loop
 included, and never one without it (issue 13 item 5)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from aidd.clock import SystemClock
-from aidd.reap import MARK_VAR, new_mark, sweep, sweep_run
+from aidd.session.orphans import MARK_VAR, new_mark, sweep, sweep_run
 from tests.fakes.storm import kill_everything, left_running
 
 STORM = 'trap "" TERM; echo READY; while :; do sleep 1011 & sleep 0.005; done'

@@ -7,7 +7,7 @@ import select
 import signal
 import threading
 
-from aidd.signals import Interrupt, install
+from aidd.run.signals import Interrupt, install
 
 
 def _readable(fd: int, timeout_ms: int = 0) -> bool:

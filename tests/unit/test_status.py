@@ -13,7 +13,7 @@ import pytest
 from aidd.errors import NotFoundError
 from aidd.project.filters import FeatureFilter, parse_field_filter
 from aidd.project.paths import ProjectPaths
-from aidd.status import build_status, render_status_text, status_json, write_status
+from aidd.reports.status import build_status, render_status_text, status_json, write_status
 from tests.featurefiles import feat, write
 
 NOW = datetime(2026, 11, 21, 23, 5, 1, tzinfo=timezone(timedelta(hours=1)))
@@ -273,7 +273,7 @@ def test_print_status_text_and_json(
     fixture: ProjectPaths, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from aidd.errors import ExitCode
-    from aidd.status import print_status
+    from aidd.reports.status import print_status
 
     assert print_status(fixture, None, now=NOW) is ExitCode.SUCCESS
     text = capsys.readouterr().out
@@ -285,7 +285,7 @@ def test_print_status_text_and_json(
 
 
 def test_print_status_without_features_dir(tmp_path: Path) -> None:
-    from aidd.status import print_status
+    from aidd.reports.status import print_status
 
     with pytest.raises(NotFoundError):
         print_status(ProjectPaths(tmp_path), None)

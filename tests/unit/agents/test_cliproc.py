@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from aidd.agents.cliproc import run_cli
-from aidd.reap import new_mark
+from aidd.session.orphans import new_mark
 from tests.fakes.storm import kill_everything, left_running
 
 LEAVES = ("sleep 1021 </dev/null >/dev/null 2>&1 & "

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aidd.checkfeatures import check_features
-from aidd.completion import evaluate, in_progress_done, unfixed_findings
 from aidd.errors import ExitCode
+from aidd.project.completion import evaluate, in_progress_done, unfixed_findings
 from aidd.project.paths import ProjectPaths
-from aidd.status import build_status, render_status_text, status_json
+from aidd.reports.featurecheck import check_features
+from aidd.reports.status import build_status, render_status_text, status_json
 
 FIELDS = ["id", "category", "description", "title", "status", "passes", "priority",
           "dependencies", "planSpec", "auditSource", "thinkingLevel", "imagePaths"]  # fmt: skip

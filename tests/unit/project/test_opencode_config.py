@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from aidd.project.opencode_config import SCHEMA, ensure_opencode_permissions
+from aidd.agents.opencode_config import SCHEMA, ensure_opencode_permissions
 
 
 def _config(root: Path) -> Path:

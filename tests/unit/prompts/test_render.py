@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from jinja2 import meta, nodes
 
-from aidd import audit
+from aidd.audits import definitions as audit
 from aidd.errors import TemplateError
 from aidd.project.paths import ProjectPaths
 from aidd.prompts import FilterInfo, InvalidFinding, PromptContext, PromptKind, PromptRenderer

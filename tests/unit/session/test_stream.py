@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from aidd.agents.base import Signals
 from aidd.console import Console
+from aidd.logs.transcript import Transcript
 from aidd.session.stream import StreamRouter
-from aidd.transcript import Transcript
 
 
 class Recorder:

@@ -8,17 +8,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from aidd import policy
-from aidd.audit import AuditDefinition
+from aidd.audits.definitions import AuditDefinition
 from aidd.clock import Clock
 from aidd.errors import AgentCliError, AiddError, CrashReported, ExitCode, NotFoundError
 from aidd.fsio import UnsafePathError
-from aidd.iteration import Attempt, IterationRunner
-from aidd.outcomes import EndReason, PhaseEnd, PhaseKind, RunExit
 from aidd.prompts.context import InvalidFinding
-from aidd.reap import sweep_run
-from aidd.runcontext import RunContext
-from aidd.startup import RunPlan
+from aidd.run import decisions as policy
+from aidd.run.context import RunContext
+from aidd.run.iteration import Attempt, IterationRunner
+from aidd.run.outcomes import EndReason, PhaseEnd, PhaseKind, RunExit
+from aidd.run.preflight import RunPlan
+from aidd.session.orphans import sweep_run
 
 REMEDIATION_CAP = 10
 

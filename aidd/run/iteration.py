@@ -8,17 +8,17 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from aidd.fsio import write_atomic
-from aidd.header import header_lines, trailer_lines
-from aidd.outcomes import PhaseKind
+from aidd.logs.transcript import Transcript
 from aidd.project.detect import Origin, onboarding_complete
 from aidd.prompts.select import CascadeState, Selection, choose_model, select_prompt
+from aidd.run.header import header_lines, trailer_lines
+from aidd.run.outcomes import PhaseKind
 from aidd.session.outcome import Outcome
-from aidd.transcript import Transcript
 
 if TYPE_CHECKING:
-    from aidd.runcontext import RunContext
+    from aidd.run.context import RunContext
+    from aidd.run.supervisor import Phase, PhaseState
     from aidd.session.outcome import SessionOutcome
-    from aidd.supervisor import Phase, PhaseState
 
 
 @dataclass
@@ -58,7 +58,7 @@ class Attempt:
 
 
 def _is_exit(exc: BaseException) -> bool:
-    from aidd.outcomes import RunExit
+    from aidd.run.outcomes import RunExit
 
     return isinstance(exc, RunExit)
 
@@ -129,18 +129,18 @@ class IterationRunner:
         ):
             t.message(f"copied {s.spec} to .automaker/app_spec.txt")
         if phase.audit is not None:
-            from aidd.audit import copy_definitions
+            from aidd.audits.definitions import copy_definitions
 
             copy_definitions(phase.audit, paths)
         if s.cli == "opencode":
-            from aidd.project.opencode_config import ensure_opencode_permissions
+            from aidd.agents.opencode_config import ensure_opencode_permissions
 
             for warning in ensure_opencode_permissions(paths.root):
                 ctx.warn(warning, file="opencode.json")
         self._write_status()
 
     def _write_status(self) -> None:
-        from aidd.status import build_status, render_status_text, write_status
+        from aidd.reports.status import build_status, render_status_text, write_status
 
         paths = self.ctx.plan.paths
         report = build_status(paths, self.ctx.plan.feature_filter, self.ctx.clock.now())
@@ -155,14 +155,14 @@ class IterationRunner:
             return None
         if carried is not None:
             return carried
-        from aidd.fingerprint import fingerprint
+        from aidd.project.fingerprint import fingerprint
 
         return fingerprint(self.ctx.plan.paths.root)
 
     # -- step 10 --------------------------------------------------------------------------
     def _render(self, phase: Phase, state: PhaseState, number: int, selection: Selection,
                 model: str | None) -> str:
-        from aidd.promptcontext import build_context
+        from aidd.run.prompting import build_context
 
         ctx = self.ctx
         context = build_context(ctx, phase, state, number, selection)
@@ -217,7 +217,7 @@ class IterationRunner:
             tokens=outcome.tokens, cost_usd=outcome.cost_usd,
             conversation_id=outcome.conversation_id)
         if ctx.settings.extract_structured:
-            from aidd.extract import write_extraction
+            from aidd.logs.extract import write_extraction
 
             assert ctx.transcript is not None
             warning = write_extraction(ctx.transcript.path)

@@ -31,10 +31,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from aidd.agents.toolcalls import Call, EventReader, ToolKind, classify_error
 from aidd.errors import ExitCode, NotFoundError
-from aidd.extract_events import Call, EventReader, ToolKind, classify_error
 from aidd.fsio import read_file, write_atomic
-from aidd.logclean import clean_bytes
+from aidd.logs.cleaning import clean_bytes
 from aidd.project import limits
 
 VERSION = "1.0"

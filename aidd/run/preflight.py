@@ -15,17 +15,17 @@ from typing import Any
 from aidd.agents.base import Adapter
 from aidd.agents.registry import ADAPTERS
 from aidd.agents.version import probe_version, untested_warning
-from aidd.audit import AuditDefinition, all_runnable, resolve_audits
+from aidd.audits.definitions import AuditDefinition, all_runnable, resolve_audits
 from aidd.clock import SystemClock
 from aidd.config import Settings
 from aidd.errors import AgentCliError, NotFoundError, UsageError
 from aidd.fsio import UnsafePathError, make_dirs, remove_stale_temps
-from aidd.lock import ProjectLock
 from aidd.project.detect import Origin, detect_origin
 from aidd.project.filters import FeatureFilter
+from aidd.project.lockfile import ProjectLock
 from aidd.project.paths import ProjectPaths, check_layout
 from aidd.prompts.render import PromptRenderer
-from aidd.reap import MARK_VAR, new_mark, reap_previous
+from aidd.session.orphans import MARK_VAR, new_mark, reap_previous
 
 SPEC_LIMIT = 10 << 20  # a spec is prose for a model's context window, never gigabytes
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from aidd import __version__
-from aidd.outcomes import PhaseKind
 from aidd.project.filters import FeatureFilter
 from aidd.prompts import context as pc
 from aidd.prompts.select import Selection
+from aidd.run.outcomes import PhaseKind
 
 if TYPE_CHECKING:
-    from aidd.runcontext import RunContext
-    from aidd.supervisor import Phase, PhaseState
+    from aidd.run.context import RunContext
+    from aidd.run.supervisor import Phase, PhaseState
 
 
 def build_context(ctx: RunContext, phase: Phase, state: PhaseState, number: int,
@@ -22,7 +22,7 @@ def build_context(ctx: RunContext, phase: Phase, state: PhaseState, number: int,
     audit = pc.AuditInfo()
     severity = ""
     if phase.audit is not None:
-        from aidd.audit import AuditDefinition, audit_info, severity_reference
+        from aidd.audits.definitions import AuditDefinition, audit_info, severity_reference
 
         assert isinstance(phase.audit, AuditDefinition)
         audit = audit_info(phase.audit, paths, now, state.invalid_findings)

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from aidd.project.todo import TodoSummary
 
 if TYPE_CHECKING:
-    from aidd.runstate import RunState
-    from aidd.status import CategoryRow, StatusReport, TodoReport
+    from aidd.reports.running import RunState
+    from aidd.reports.status import CategoryRow, StatusReport, TodoReport
 
 _NONE = "-"
 _HEADER = ("Category", "Total", "Critical", "High", "Medium", "Low", "Other")

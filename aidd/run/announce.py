@@ -10,7 +10,7 @@ from aidd import __version__
 from aidd.prompts.select import ModelRole, choose_model, mode_conflict
 
 if TYPE_CHECKING:
-    from aidd.runcontext import RunContext
+    from aidd.run.context import RunContext
 
 _SWITCHES = ("todo", "validate", "in_progress", "stop_when_done", "audit_all", "code_after_audit",
              "continue_on_timeout", "keep_children", "no_clean", "extract_structured")

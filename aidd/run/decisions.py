@@ -11,13 +11,13 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from aidd.errors import ExitCode
-from aidd.outcomes import EndReason, PhaseEnd, PhaseKind, RunExit
+from aidd.run.outcomes import EndReason, PhaseEnd, PhaseKind, RunExit
 from aidd.session.outcome import Outcome
 
 if TYPE_CHECKING:
-    from aidd.iteration import Attempt
-    from aidd.runcontext import RunContext
-    from aidd.supervisor import Phase, PhaseState
+    from aidd.run.context import RunContext
+    from aidd.run.iteration import Attempt
+    from aidd.run.supervisor import Phase, PhaseState
 
 STUCK_LIMIT = 3
 # ADP-44: the one line names the cause (the CLI's own words) and a hint; fatal causes are
@@ -53,7 +53,7 @@ def gate(ctx: RunContext, phase: Phase, state: PhaseState) -> Gate:
 
 def _completion(ctx: RunContext) -> bool:
     """CMP-10; True when this iteration is the completion review."""
-    from aidd.completion import CompletionOutcome, completion_step
+    from aidd.project.completion import CompletionOutcome, completion_step
 
     verdict = completion_step(ctx.plan.paths, ctx.plan.feature_filter, ctx.clock.now())
     state = verdict.state
@@ -76,7 +76,7 @@ def _completion(ctx: RunContext) -> bool:
 
 def _mode_done(ctx: RunContext, phase: Phase,
                state: PhaseState) -> tuple[str, str, str | None] | None:
-    from aidd import completion
+    from aidd.project import completion
 
     s = ctx.settings
     if phase.kind in (PhaseKind.AUDIT, PhaseKind.POST_COMPLETION_AUDIT):
@@ -119,7 +119,7 @@ def stuck(ctx: RunContext, state: PhaseState, attempt: Attempt) -> bool:
     """Step 17 (SUP-70..72), only without --max-iterations."""
     if ctx.settings.max_iterations is not None or attempt.fingerprint_before is None:
         return False
-    from aidd.fingerprint import fingerprint
+    from aidd.project.fingerprint import fingerprint
 
     after = fingerprint(ctx.plan.paths.root)
     ctx.last_fingerprint = after

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from aidd import __version__
-from aidd.outcomes import format_duration
 from aidd.prompts.select import ModelRole, Selection, choose_model
+from aidd.run.outcomes import format_duration
 
 if TYPE_CHECKING:
-    from aidd.runcontext import RunContext
+    from aidd.run.context import RunContext
+    from aidd.run.supervisor import Phase, PhaseState
     from aidd.session.outcome import SessionOutcome
-    from aidd.supervisor import Phase, PhaseState
 
 
 def _on(flag: bool) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aidd.clock import Clock
-from aidd.lock import process_start_ticks
+from aidd.project.lockfile import process_start_ticks
 
 MARK_VAR = "AIDD_SUPERVISOR_ID"
 _PROC = Path("/proc")

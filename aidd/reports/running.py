@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from aidd.events import read_events
-from aidd.lock import holder_running, read_lock
+from aidd.project.lockfile import holder_running, read_lock
 from aidd.project.paths import ProjectPaths
 
 

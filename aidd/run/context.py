@@ -21,17 +21,17 @@ from aidd.config import Settings
 from aidd.console import Console
 from aidd.errors import ExitCode
 from aidd.events import EventLog, make_run_id
-from aidd.outcomes import Counters, EndReason, RunExit, stopped
+from aidd.logs.transcript import Transcript
 from aidd.project.detect import Origin, read_state, record_origin
+from aidd.project.stop import StopWatcher, remove_stop, stale_stop
 from aidd.prompts.select import ModelOptions
-from aidd.signals import Interrupt, install
-from aidd.startup import RunPlan
-from aidd.stop import StopWatcher, remove_stop, stale_stop
-from aidd.transcript import Transcript
+from aidd.run.outcomes import Counters, EndReason, RunExit, stopped
+from aidd.run.preflight import RunPlan
+from aidd.run.signals import Interrupt, install
 
 if TYPE_CHECKING:
-    from aidd.audit import AuditDefinition
-    from aidd.supervisor import Phase, PhaseState
+    from aidd.audits.definitions import AuditDefinition
+    from aidd.run.supervisor import Phase, PhaseState
 
 _NUMBERED = re.compile(r"^([0-9]+)\.")
 
@@ -98,7 +98,7 @@ class RunContext:
         self.counters.next_number = next_log_number(paths.iterations)
         self._watcher = StopWatcher(paths.stop, self._stop_noticed)
         self._watcher.start()
-        from aidd.runstart import emit_run_start
+        from aidd.run.announce import emit_run_start
 
         emit_run_start(self)  # the first event of the run (issue 13 item 16)
         for warning in self.plan.warnings:
@@ -188,7 +188,7 @@ class RunContext:
         )
 
     def _clean_logs(self) -> None:
-        from aidd.logclean import clean_log
+        from aidd.logs.cleaning import clean_log
 
         for log in self.logs_written:
             if log.exists():
@@ -214,12 +214,12 @@ class RunContext:
 
     # -- project facts used between phases ----------------------------------------------
     def project_complete(self) -> bool:
-        from aidd.completion import evaluate
+        from aidd.project.completion import evaluate
 
         return evaluate(self.plan.paths, self.plan.feature_filter).complete
 
     def unfixed_findings(self) -> int:
-        from aidd.completion import unfixed_findings
+        from aidd.project.completion import unfixed_findings
 
         return unfixed_findings(self.plan.paths)
 
@@ -230,19 +230,19 @@ class RunContext:
     def reports_snapshot(self, phase: Phase) -> dict[str, tuple[int, int]]:
         if phase.audit is None:
             return {}
-        from aidd.audit import report_snapshot
+        from aidd.audits.definitions import report_snapshot
 
         return report_snapshot(self.plan.paths)
 
     def findings_snapshot(self, phase: Phase) -> dict[str, int]:
         if phase.audit is None:
             return {}
-        from aidd.findings import snapshot
+        from aidd.audits.findings import snapshot
 
         return snapshot(self.plan.paths, _audit(phase).finding_prefix)
 
     def record_findings(self, phase: Phase, state: PhaseState) -> None:
-        from aidd.findings import check_findings
+        from aidd.audits.findings import check_findings
 
         audit = _audit(phase)
         report = check_findings(self.plan.paths, audit.name, audit.finding_prefix,
@@ -260,7 +260,7 @@ class RunContext:
 
     def audit_report(self, phase: Phase, state: PhaseState) -> str | None:
         """AUD-22: a report for this audit written in this phase and no invalid finding."""
-        from aidd.audit import report_written
+        from aidd.audits.definitions import report_written
 
         if state.invalid_findings:
             return None
@@ -269,7 +269,7 @@ class RunContext:
 
 
 def _audit(phase: Phase) -> AuditDefinition:
-    from aidd.audit import AuditDefinition
+    from aidd.audits.definitions import AuditDefinition
 
     assert isinstance(phase.audit, AuditDefinition)
     return phase.audit

@@ -19,8 +19,8 @@ from aidd.project.features import Feature, counted_features, is_unfixed, load_fe
 from aidd.project.markers import MarkerState, read_markers
 from aidd.project.paths import ProjectPaths
 from aidd.project.todo import TodoSummary, find_todo_file, read_todo, searched_names
-from aidd.runstate import RunState, read_run_state
-from aidd.statustext import render
+from aidd.reports.running import RunState, read_run_state
+from aidd.reports.statustext import render
 
 if TYPE_CHECKING:
     from aidd.project.filters import FeatureFilter
