@@ -1,6 +1,8 @@
-"""Start-up in the order of CLI-20: checks that write nothing, one-shot actions, then the run.
+"""The one core entry: check the flags, then run one job, a one-shot action (--status,
+--stop, --check-features, --extract-batch) or the loop (CLI-20).
 
-Everything before `_take_project` only reads; a run that fails a check leaves no trace.
+Everything before the run's preflight takes the project only reads it: a run that fails a
+check leaves no trace.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from aidd.config import Settings
 from aidd.console import print_out
 from aidd.errors import ExitCode, NotFoundError, UsageError, ValidationError
 from aidd.fsio import UnsafePathError
+from aidd.project import filters
 from aidd.project.filters import FeatureFilter
 from aidd.project.paths import ProjectPaths, check_layout
 
@@ -30,14 +33,15 @@ def run(settings: Settings) -> int:
             if action in ("stop", "extract_batch"):  # they write into .automaker
                 check_layout(paths)
             return _one_shot(action, settings, paths, feature_filter)
+        # Imported here: a one-shot such as --status starts faster without the run's modules.
         from aidd.run.preflight import prepare_run
+        from aidd.run.supervisor import Supervisor
 
-        plan = prepare_run(settings, paths, feature_filter)
+        clock = SystemClock()
+        plan = prepare_run(settings, paths, feature_filter, clock)
     except UnsafePathError as exc:  # a planted link, hard link or FIFO (issue 13)
         raise NotFoundError(f"refused: {exc}") from None
-    from aidd.run.supervisor import Supervisor
-
-    return int(Supervisor(plan, SystemClock()).run())
+    return Supervisor(plan, clock).run()
 
 
 def _check_flag_combinations(settings: Settings) -> None:
@@ -64,9 +68,7 @@ def _needs_filter(settings: Settings) -> bool:
 
 
 def _build_filter(paths: ProjectPaths, settings: Settings) -> FeatureFilter:
-    """CLI-20 step 3: the field filter, milestone and feature focus, resolved once."""
-    from aidd.project import filters
-
+    """The field filter, milestone and feature focus, resolved once, before anything runs."""
     return filters.FeatureFilter(
         field=filters.parse_field_filter(settings.filter_by, settings.filter),
         milestone=filters.load_milestone(paths, settings.milestone) if settings.milestone else None,
@@ -86,6 +88,7 @@ def _chosen_action(settings: Settings) -> str | None:
 
 def _one_shot(action: str, settings: Settings, paths: ProjectPaths,
               feature_filter: FeatureFilter | None) -> int:
+    """Each action imports only its own modules, so a one-shot starts fast."""
     if action == "stop":
         return _stop(paths)
     if not paths.root.is_dir():

@@ -1,7 +1,7 @@
 """The Click layer: parse flags into Settings, call `app.run`, turn errors into exit codes.
 
-Nothing below this module knows Click; this is the one place exceptions become exit codes
-(STYLE 3, CLI-1, REL-20).
+Nothing below this module knows Click; this is the one place exceptions become exit codes and
+one-line messages, and an unexpected one leaves its traceback in a crash file (CLI-1, REL-20).
 """
 
 from __future__ import annotations

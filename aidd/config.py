@@ -13,7 +13,6 @@ from typing import Any
 
 from aidd.errors import UsageError
 from aidd.options import BY_NAME, OPTIONS, Kind, Option, OptionValueError, convert
-from aidd.session.idle import IdlePolicy
 
 
 @dataclass(frozen=True)
@@ -29,38 +28,41 @@ class Actions:
 
 @dataclass(frozen=True)
 class Settings:
+    """One field per option of the flag table (options.py), which alone holds the defaults:
+    `load_settings` starts from them, so no default is written twice."""
+
     project_dir: Path
-    spec: Path | None = None
-    cli: str = "opencode"
-    model: str | None = None
-    init_model: str | None = None
-    code_model: str | None = None
-    audit_model: str | None = None
-    prompt: str | None = None
-    todo: bool = False
-    validate: bool = False
-    in_progress: bool = False
-    stop_when_done: bool = True
-    audit: tuple[str, ...] = ()
-    audit_all: bool = False
-    audit_on_completion: tuple[str, ...] = ()
-    code_after_audit: bool = False
-    filter_by: str | None = None
-    filter: str | None = None
-    milestone: str | None = None
-    feature: str | None = None
-    max_iterations: int | None = None
-    timeout: int = 3600
-    idle_timeout: int = 900
-    idle_nudge_timeout: int = 300
-    quit_on_abort: int = 0
-    continue_on_timeout: bool = False
-    keep_children: bool = False
-    trust_project_config: bool = False
-    rate_limit_buffer: int = 60
-    rate_limit_fallback: int = 300
-    no_clean: bool = False
-    extract_structured: bool = False
+    spec: Path | None
+    cli: str
+    model: str | None
+    init_model: str | None
+    code_model: str | None
+    audit_model: str | None
+    prompt: str | None
+    todo: bool
+    validate: bool
+    in_progress: bool
+    stop_when_done: bool
+    audit: tuple[str, ...]
+    audit_all: bool
+    audit_on_completion: tuple[str, ...]
+    code_after_audit: bool
+    filter_by: str | None
+    filter: str | None
+    milestone: str | None
+    feature: str | None
+    max_iterations: int | None
+    timeout: int
+    idle_timeout: int
+    idle_nudge_timeout: int
+    quit_on_abort: int
+    continue_on_timeout: bool
+    keep_children: bool
+    trust_project_config: bool
+    rate_limit_buffer: int
+    rate_limit_fallback: int
+    no_clean: bool
+    extract_structured: bool
     actions: Actions = field(default_factory=Actions)
     config_sources: tuple[str, ...] = ()
     argv: tuple[str, ...] = ()
@@ -69,11 +71,6 @@ class Settings:
     @property
     def audit_run(self) -> bool:
         return bool(self.audit) or self.audit_all
-
-    @property
-    def nudge_enabled(self) -> bool:
-        """The one rule, the idle machine's own (SUP-22: no idle supervision, no nudge)."""
-        return IdlePolicy(self.idle_nudge_timeout, self.idle_timeout).nudge_enabled
 
     @property
     def aidd_home(self) -> Path | None:
@@ -127,7 +124,7 @@ def load_settings(
             _check_project_values(project_file, {k: v for k, v in project.items()
                                                  if k not in overridden}, user)
     sources.extend(opt.env for opt in OPTIONS if opt.env in env and opt.name in env_values)
-    merged: dict[str, Any] = {}
+    merged: dict[str, Any] = {opt.name: opt.default for opt in OPTIONS}
     for layer in (user, project, env_values, flags):
         merged.update({k: v for k, v in layer.items() if v is not None})
     merged["project-dir"] = project_dir

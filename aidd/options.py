@@ -12,6 +12,8 @@ from enum import Enum, unique
 from pathlib import Path
 from typing import Any
 
+from aidd.agents.registry import ADAPTERS
+
 
 @unique
 class Kind(Enum):
@@ -53,7 +55,7 @@ class OptionValueError(ValueError):
     """A bad value; the caller adds where it came from (flag, file and key, variable)."""
 
 
-CLI_NAMES = ("opencode", "kilocode", "claude-code")
+CLI_NAMES = tuple(ADAPTERS)  # the registry is the one list of CLIs
 INT_MAX = 2**31 - 1
 _INT_RE = re.compile(r"[0-9]+")
 _MODEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@+=\[\]-]{0,199}")
@@ -72,7 +74,8 @@ _P, _M, _A, _F, _L, _G = (
 OPTIONS: tuple[Option, ...] = (
     Option("project-dir", Kind.PATH, ".", _P, "project directory (created when missing)"),
     Option("spec", Kind.PATH, None, _P, "spec file, needed for a new project"),
-    Option("cli", Kind.CLI, "opencode", _P, "agent CLI: opencode, kilocode or claude-code"),
+    Option("cli", Kind.CLI, CLI_NAMES[0], _P,
+           f"agent CLI: {', '.join(CLI_NAMES[:-1])} or {CLI_NAMES[-1]}"),
     Option("model", Kind.MODEL, None, _P, "base model (default: the CLI's own)"),
     Option("init-model", Kind.MODEL, None, _P, "model for initializer/onboarding/todo/validate/"
            "in-progress (default: --model)"),

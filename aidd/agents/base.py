@@ -174,6 +174,11 @@ class Adapter(Protocol):
 
     def new_parser(self, zone: tzinfo) -> LineParser: ...
 
+    def prepare_project(self, root: Path) -> list[tuple[str, str]]:
+        """Make the project ready for an unattended run of this CLI before each attempt;
+        returns warnings to show, each with the project file it is about."""
+        ...
+
 
 _DROPPED = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")  # make claude refuse to run nested
 _DEFAULTS = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}

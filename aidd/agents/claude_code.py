@@ -314,5 +314,8 @@ class ClaudeCode:
         """Interrupt the current turn (if any), then the nudge as the next user message."""
         return interrupt_request() + user_message(text)
 
+    def prepare_project(self, root: Path) -> list[tuple[str, str]]:
+        return []  # claude runs with --dangerously-skip-permissions: nothing to prepare
+
     def new_parser(self, zone: tzinfo) -> StreamJsonParser:
         return StreamJsonParser(zone)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from aidd.agents.opencode import OpenCode
 
 
@@ -10,3 +12,7 @@ class KiloCode(OpenCode):
     binary = "kilo"
     display_name = "Kilo Code"
     tested_versions = ("7.7.",)
+
+    def prepare_project(self, root: Path) -> list[tuple[str, str]]:
+        """kilo keeps its own configuration; opencode.json is not its file."""
+        return []

@@ -31,6 +31,8 @@ from aidd.agents.jsonlines import (
     text_lines,
     tokens_line,
 )
+from aidd.agents.opencode_config import CONFIG as OPENCODE_CONFIG
+from aidd.agents.opencode_config import ensure_opencode_permissions
 from aidd.agents.ratelimit import RateLimitInfo
 from aidd.agents.sessions import latest_session
 
@@ -196,6 +198,10 @@ class OpenCode:
 
     def encode_nudge(self, text: str) -> bytes:
         return text.encode("utf-8", "surrogateescape")
+
+    def prepare_project(self, root: Path) -> list[tuple[str, str]]:
+        """opencode asks before some tools unless opencode.json allows them (LAY-40)."""
+        return [(OPENCODE_CONFIG, warning) for warning in ensure_opencode_permissions(root)]
 
     def new_parser(self, zone: tzinfo) -> RunJsonParser:
         return RunJsonParser()

@@ -1,1 +1,1 @@
-"""logs"""
+"""Attempt logs: writing them (transcript), cleaning them, and extracting structured records."""

@@ -51,17 +51,44 @@ _MODEL_ROLES = {
 }
 
 
+class Mode(Enum):
+    """What the user asked the run to do; one wins when several flags are given (PRM-3)."""
+
+    DIRECTIVE = "directive"
+    AUDIT = "audit"
+    TODO = "todo"
+    VALIDATE = "validate"
+    IN_PROGRESS = "in-progress"
+    DEFAULT = "default"
+
+    @property
+    def flag(self) -> str:
+        return "--prompt" if self is Mode.DIRECTIVE else f"--{self.value}"
+
+
+def choose_mode(*, directive: bool, audit: bool, todo: bool, validate: bool,
+                in_progress: bool) -> tuple[Mode, str | None]:
+    """The winning mode, in the cascade's order, and the one start-up line PRM-3 asks for when
+    several mode flags compete (else None)."""
+    given = [mode for mode, on in ((Mode.DIRECTIVE, directive), (Mode.AUDIT, audit),
+                                   (Mode.TODO, todo), (Mode.VALIDATE, validate),
+                                   (Mode.IN_PROGRESS, in_progress)) if on]
+    if not given:
+        return Mode.DEFAULT, None
+    if len(given) == 1:
+        return given[0], None
+    names = ", ".join(m.flag for m in given)
+    return given[0], f"several mode flags given ({names}); {given[0].flag} wins"
+
+
 @dataclass(frozen=True)
 class CascadeState:
-    """Everything the cascade looks at: the run's flags and the project's facts this iteration."""
+    """Everything the cascade looks at: the run's mode and this iteration's facts."""
 
-    directive: str = ""  # --prompt text
+    mode: Mode = Mode.DEFAULT
     audit_phase: bool = False
     remediation: bool = False  # a remediation coding phase (AUD-40)
     completion_pending: bool = False  # .automaker/.project_completion_pending exists
-    todo: bool = False
-    validate: bool = False
-    in_progress: bool = False
     onboarding_complete: bool = False  # LAY-17
     existing_codebase: bool = False  # recorded origin is `existing` (LAY-16)
 
@@ -88,17 +115,18 @@ class Selection:
 
 def select_prompt(state: CascadeState) -> Selection:
     """The rows of PRM-1 in order, the first match wins; remediation comes first (PRM-2)."""
+    mode = state.mode
     rows = (
         (state.remediation, Selection(PromptKind.CODING, "remediation phase", remediation=True)),
-        (bool(state.directive), Selection(PromptKind.DIRECTIVE, "--prompt")),
+        (mode is Mode.DIRECTIVE, Selection(PromptKind.DIRECTIVE, "--prompt")),
         (state.audit_phase, Selection(PromptKind.AUDIT, "audit phase")),
         (
             state.completion_pending,
             Selection(PromptKind.TODO, "completion review", completion_review=True),
         ),
-        (state.todo, Selection(PromptKind.TODO, "--todo")),
-        (state.validate, Selection(PromptKind.VALIDATE, "--validate")),
-        (state.in_progress, Selection(PromptKind.IN_PROGRESS, "--in-progress")),
+        (mode is Mode.TODO, Selection(PromptKind.TODO, "--todo")),
+        (mode is Mode.VALIDATE, Selection(PromptKind.VALIDATE, "--validate")),
+        (mode is Mode.IN_PROGRESS, Selection(PromptKind.IN_PROGRESS, "--in-progress")),
         (state.onboarding_complete, Selection(PromptKind.CODING, "onboarding complete")),
         (
             state.existing_codebase,
@@ -109,31 +137,6 @@ def select_prompt(state: CascadeState) -> Selection:
         (selection for matched, selection in rows if matched),
         Selection(PromptKind.INITIALIZER, "new project"),
     )
-
-
-def mode_conflict(
-    *,
-    directive: str = "",
-    audit: bool = False,
-    todo: bool = False,
-    validate: bool = False,
-    in_progress: bool = False,
-) -> str | None:
-    """The one startup line of PRM-3 when several mode flags compete, else None."""
-    given = [
-        name
-        for name, on in (
-            ("--prompt", bool(directive)),
-            ("--audit", audit),
-            ("--todo", todo),
-            ("--validate", validate),
-            ("--in-progress", in_progress),
-        )
-        if on
-    ]
-    if len(given) < 2:
-        return None
-    return f"several mode flags given ({', '.join(given)}); {given[0]} wins"
 
 
 @dataclass(frozen=True)

@@ -1,41 +1,72 @@
-"""The header and trailer of every NNN.log (SUP-95, SUP-96)."""
+"""What a run says about itself: the `run_start` event and banner, and the header and trailer
+of every attempt log (LOG-42, SUP-95, SUP-96)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
+import socket
+from datetime import datetime
 
 from aidd import __version__
 from aidd.prompts.select import ModelRole, Selection, choose_model
+from aidd.run.journal import Journal
 from aidd.run.outcomes import format_duration
+from aidd.run.phases import Phase, PhaseState
+from aidd.run.preflight import RunPlan
+from aidd.session.outcome import SessionOutcome
 
-if TYPE_CHECKING:
-    from aidd.run.context import RunContext
-    from aidd.run.supervisor import Phase, PhaseState
-    from aidd.session.outcome import SessionOutcome
+# The switches `run_start.flags` lists when they are on.
+_SWITCHES = ("todo", "validate", "in_progress", "stop_when_done", "audit_all", "code_after_audit",
+             "continue_on_timeout", "keep_children", "no_clean", "extract_structured")
+
+
+def emit_run_start(plan: RunPlan, journal: Journal) -> None:
+    s = plan.settings
+    if plan.mode_conflict:
+        journal.say(plan.mode_conflict)
+    journal.say(f"aidd {__version__} on {plan.paths.root} with {s.cli} {plan.cli_version} "
+                f"({plan.mode.value} mode)")
+    journal.events.emit(
+        "run_start",
+        aidd_version=__version__,
+        pid=os.getpid(),
+        host=socket.gethostname(),
+        project_dir=str(plan.paths.root),
+        cli=s.cli,
+        cli_version=plan.cli_version,
+        cli_path=plan.binary,
+        mode=plan.mode.value,
+        models={"base": s.model,
+                **{r.value: choose_model(r, plan.models) for r in ModelRole}},
+        limits={"max_iterations": s.max_iterations, "timeout": s.timeout,
+                "idle_timeout": s.idle_timeout, "nudge_timeout": plan.nudge_s,
+                "quit_on_abort": s.quit_on_abort},
+        flags=[n.replace("_", "-") for n in _SWITCHES if getattr(s, n)],
+        filters=plan.feature_filter.to_json() if plan.feature_filter else None,
+        audits=[a.name for a in plan.audit_queue or plan.post_audits],
+        config_sources=list(s.config_sources),
+    )
 
 
 def _on(flag: bool) -> str:
     return "on" if flag else "off"
 
 
-def header_lines(ctx: RunContext, phase: Phase, state: PhaseState, number: int,
-                 selection: Selection, model: str | None) -> list[str]:
-    s, plan = ctx.settings, ctx.plan
-    paths = plan.paths
+def header_lines(plan: RunPlan, phase: Phase, state: PhaseState, number: int,
+                 selection: Selection, model: str | None, now: datetime) -> list[str]:
+    s, paths = plan.settings, plan.paths
     of = f" of {s.max_iterations}" if s.max_iterations is not None else ""
-    options = ctx.model_options()
-    models = {r.value: choose_model(r, options) or "CLI default" for r in ModelRole}
+    models = {r.value: choose_model(r, plan.models) or "CLI default" for r in ModelRole}
     lines = [
         f"aidd {__version__}",
         f"Iteration {state.index}{of} (log {number:03d})",
         f"Phase: {phase.label}",
         f"Prompt: {selection.kind.value} ({selection.reason})",
         f"Model: {model or 'CLI default'} · " + ", ".join(f"{k} {v}" for k, v in models.items()),
-        f"CLI: {s.cli} {ctx.cli_version} ({plan.binary})",
+        f"CLI: {s.cli} {plan.cli_version} ({plan.binary})",
         f"Project: {paths.root}",
         f"Limits: max iterations {'unlimited' if s.max_iterations is None else s.max_iterations}"
-        f" · timeout {s.timeout}s · idle {s.idle_timeout}s · nudge "
-        f"{s.idle_nudge_timeout if s.nudge_enabled else 0}s",
+        f" · timeout {s.timeout}s · idle {s.idle_timeout}s · nudge {plan.nudge_s}s",
         f"Switches: stop-when-done {_on(s.stop_when_done)} · quit-on-abort {s.quit_on_abort} · "
         f"continue-on-timeout {_on(s.continue_on_timeout)} · no-clean {_on(s.no_clean)} · "
         f"extract {_on(s.extract_structured)} · keep-children {_on(s.keep_children)}",
@@ -51,15 +82,15 @@ def header_lines(ctx: RunContext, phase: Phase, state: PhaseState, number: int,
         "Overrides: " + (", ".join(plan.renderer.overridden_files()) or "none"),
         f"Log: {paths.rel(paths.log(number))} · prompt: "
         f"{paths.rel(paths.log(number, '.prompt.md'))}",
-        f"Started: {ctx.clock.now().isoformat(timespec='seconds')}",
+        f"Started: {now.isoformat(timespec='seconds')}",
     ]
     return lines
 
 
-def trailer_lines(ctx: RunContext, state: PhaseState, number: int,
-                  outcome: SessionOutcome) -> list[str]:
+def trailer_lines(plan: RunPlan, state: PhaseState, number: int, outcome: SessionOutcome,
+                  now: datetime) -> list[str]:
     lines = [
-        f"{ctx.plan.adapter.display_name} finished: result {outcome.result} "
+        f"{plan.adapter.display_name} finished: result {outcome.result} "
         f"({outcome.outcome.value}, {outcome.reason.value}) after "
         f"{format_duration(outcome.duration_s)}",
     ]
@@ -68,7 +99,7 @@ def trailer_lines(ctx: RunContext, state: PhaseState, number: int,
         lines.append(usage)
     lines += [
         f"--- end of iteration {state.index} (attempt {number:03d}) ---",
-        f"Finished: {ctx.clock.now().isoformat(timespec='seconds')}",
+        f"Finished: {now.isoformat(timespec='seconds')}",
     ]
     return lines
 

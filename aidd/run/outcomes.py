@@ -1,4 +1,4 @@
-"""Run-level records: counters, phase ends and the exits the loop can take (SUP-2, EXIT-2..7)."""
+"""How a run ends, as a value (`RunEnd`), and what it has counted so far (`Counters`)."""
 
 from __future__ import annotations
 
@@ -8,23 +8,8 @@ from enum import Enum
 from aidd.errors import ExitCode
 
 
-class PhaseKind(Enum):
-    MAIN = "main"
-    AUDIT = "audit"
-    POST_COMPLETION_AUDIT = "post_completion_audit"
-    REMEDIATION = "remediation"
-
-
-class PhaseEnd(Enum):
-    MAX_ITERATIONS = "max_iterations"
-    STUCK = "stuck"
-    MODE_DONE = "mode_done"
-    COMPLETION_CONFIRMED = "completion_confirmed"
-    FINDINGS_FIXED = "findings_fixed"
-
-
 class EndReason(Enum):
-    """`run_end.reason` (LOG-42)."""
+    """`run_end.reason` in events.jsonl (LOG-42)."""
 
     DONE = "done"
     COMPLETED = "completed"
@@ -35,27 +20,27 @@ class EndReason(Enum):
     ERROR = "error"
 
 
-class RunExit(Exception):
-    """Ends the run from the main control flow with `code` (EXIT-7)."""
+@dataclass(frozen=True)
+class RunEnd:
+    """The run is over: its exit code, why, and for a fatal end the agent CLI's own words."""
 
-    def __init__(self, code: int, reason: EndReason, message: str = "") -> None:
-        super().__init__(message or reason.value)
-        self.code = code
-        self.reason = reason
-        self.message = message
+    code: int
+    reason: EndReason
+    message: str = ""
 
 
-def stopped() -> RunExit:
-    return RunExit(ExitCode.ABORTED, EndReason.STOPPED)
+DONE = RunEnd(ExitCode.SUCCESS, EndReason.DONE)
+COMPLETED = RunEnd(ExitCode.PROJECT_COMPLETE, EndReason.COMPLETED)
+STOPPED = RunEnd(ExitCode.ABORTED, EndReason.STOPPED)
 
 
 @dataclass
 class Counters:
-    """What the run has done so far; spans phases (SUP-62)."""
+    """What the run has done so far, across its phases (SUP-62)."""
 
-    next_number: int = 1
-    attempts: int = 0
-    iterations: int = 0
+    next_number: int = 1  # the next NNN.log
+    attempts: int = 0  # agent runs, rate-limited ones included
+    iterations: int = 0  # attempts that counted
     consecutive_failures: int = 0
     failures: int = 0
     rate_limit_sleeps: int = 0
@@ -78,7 +63,7 @@ class Counters:
 
 
 def format_duration(seconds: float) -> str:
-    """`Xs`, `Xm Ys` or `Xh Ym Zs` (SUP-96)."""
+    """`Xs`, `Xm Ys` or `Xh Ym Zs`, as log trailers show a duration (SUP-96)."""
     total = round(seconds)
     if total < 60:
         if seconds < 1:

@@ -1,6 +1,7 @@
-"""CLI-20 steps 5-9 for a run: audits, agent binary, project and spec, templates, then the lock.
+"""Everything a run checks and resolves before it writes anything: audits, the agent binary,
+project and spec, the templates, the mode; the lock last (CLI-20).
 
-Nothing is written to the project before `_claim_project` (step 9).
+Nothing is written to the project before `_claim_project`.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from aidd import __version__
 from aidd.agents.base import Adapter
 from aidd.agents.registry import ADAPTERS
 from aidd.agents.version import probe_version, untested_warning
 from aidd.audits.definitions import AuditDefinition, all_runnable, resolve_audits
-from aidd.clock import SystemClock
+from aidd.clock import Clock, SystemClock
 from aidd.config import Settings
 from aidd.errors import AgentCliError, NotFoundError, UsageError
 from aidd.fsio import UnsafePathError, make_dirs, remove_stale_temps
@@ -24,7 +26,10 @@ from aidd.project.detect import Origin, detect_origin
 from aidd.project.filters import FeatureFilter
 from aidd.project.lockfile import ProjectLock
 from aidd.project.paths import ProjectPaths, check_layout
+from aidd.prompts import context as pc
 from aidd.prompts.render import PromptRenderer
+from aidd.prompts.select import Mode, ModelOptions, PromptKind, choose_mode
+from aidd.session.idle import IdlePolicy
 from aidd.session.orphans import MARK_VAR, new_mark, reap_previous
 
 SPEC_LIMIT = 10 << 20  # a spec is prose for a model's context window, never gigabytes
@@ -46,11 +51,19 @@ class RunPlan:
     renderer: PromptRenderer
     lock: ProjectLock
     started: datetime
+    mode: Mode
+    mode_conflict: str | None  # the start-up line when several mode flags compete
+    nudge_s: int  # seconds of silence before a nudge; 0: no nudge (the idle machine's rule)
     warnings: tuple[str, ...] = field(default=())
 
+    @property
+    def models(self) -> ModelOptions:
+        s = self.settings
+        return ModelOptions(s.model, s.init_model, s.code_model, s.audit_model)
 
-def prepare_run(settings: Settings, paths: ProjectPaths,
-                feature_filter: FeatureFilter | None) -> RunPlan:
+
+def prepare_run(settings: Settings, paths: ProjectPaths, feature_filter: FeatureFilter | None,
+                clock: Clock) -> RunPlan:
     warnings: list[str] = []
     audit_queue, post_audits = _audits(settings, paths, warnings)
     adapter = ADAPTERS[settings.cli]
@@ -58,16 +71,16 @@ def prepare_run(settings: Settings, paths: ProjectPaths,
     _check_project_dir(paths.root)
     origin = detect_origin(paths)
     _check_spec(settings, paths, origin, audit_run=bool(audit_queue))
-    renderer = _compiled_renderer(settings, paths)
-    if settings.idle_nudge_timeout and not settings.nudge_enabled:
-        warnings.append("--idle-nudge-timeout is not below --idle-timeout: nudge disabled"
-                        if settings.idle_timeout else
-                        "--idle-timeout 0 turns idle supervision off: nudge disabled")
+    renderer = _compiled_renderer(settings, paths, clock)
+    mode, conflict = choose_mode(directive=bool(settings.prompt), audit=bool(audit_queue),
+                                 todo=settings.todo, validate=settings.validate,
+                                 in_progress=settings.in_progress)
+    nudge_s = _nudge_seconds(settings, warnings)
     cli_version = probe_version(binary, settings.environ)
     untested = untested_warning(adapter, cli_version)
     if untested:
         warnings.append(untested)
-    started = SystemClock().now()
+    started = clock.now()
     mark = new_mark()
     settings = replace(settings, environ={**settings.environ, MARK_VAR: mark})
     check_layout(paths)
@@ -76,20 +89,28 @@ def prepare_run(settings: Settings, paths: ProjectPaths,
     if gone is not None:
         warnings.append(f"reclaimed the lock of an aidd that is gone (pid {gone})")
         warnings.extend(_reap_orphans(lock, paths))
-    # LAY-12: temp files of a killed run, wherever aidd writes whole files (sync targets and
-    # nested scaffolding excepted: finding those would mean walking the whole project).
+    # Temp files a killed run left where aidd writes whole files (LAY-12); not beside sync
+    # targets or nested scaffolding: finding those would mean walking the whole project.
     remove_stale_temps(paths.root, paths.root, paths.automaker, paths.iterations, paths.audits)
     return RunPlan(settings, paths, feature_filter, adapter, binary, cli_version, audit_queue,
-                   post_audits, origin, renderer, lock, started, tuple(warnings))
+                   post_audits, origin, renderer, lock, started, mode, conflict, nudge_s,
+                   tuple(warnings))
 
 
-def _compiled_renderer(settings: Settings, paths: ProjectPaths) -> PromptRenderer:
-    """PRM-13: every template compiles, and renders once with a sample context, before any
-    agent starts."""
-    from aidd import __version__
-    from aidd.prompts import context as pc
-    from aidd.prompts.select import PromptKind
+def _nudge_seconds(settings: Settings, warnings: list[str]) -> int:
+    """The idle machine decides whether a nudge can happen; say so when it cannot."""
+    if IdlePolicy(settings.idle_nudge_timeout, settings.idle_timeout).nudge_enabled:
+        return settings.idle_nudge_timeout
+    if settings.idle_nudge_timeout:
+        warnings.append("--idle-nudge-timeout is not below --idle-timeout: nudge disabled"
+                        if settings.idle_timeout else
+                        "--idle-timeout 0 turns idle supervision off: nudge disabled")
+    return 0
 
+
+def _compiled_renderer(settings: Settings, paths: ProjectPaths, clock: Clock) -> PromptRenderer:
+    """Every template compiles, and renders once with a sample context, before any agent
+    starts: a broken override fails the run at once, not at 3 a.m. (PRM-13)."""
     renderer = PromptRenderer.for_project(paths)
     sample = pc.PromptContext(
         aidd_version=__version__,
@@ -97,7 +118,7 @@ def _compiled_renderer(settings: Settings, paths: ProjectPaths) -> PromptRendere
         cli=pc.CliInfo.for_cli(settings.cli),
         kind=PromptKind.CODING,
         paths=pc.PromptPaths.from_project(paths),
-        now=pc.TimeInfo.from_datetime(SystemClock().now()),
+        now=pc.TimeInfo.from_datetime(clock.now()),
         directive=settings.prompt or "",
     )
     renderer.compile_all(settings.cli, sample=sample)

@@ -1,30 +1,24 @@
-"""The run's facts turned into the template context of PRM-20 for one attempt."""
+"""One attempt's template context (PRM-20), made from the run's plan and the phase's state."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from datetime import datetime
 
 from aidd import __version__
+from aidd.audits.definitions import audit_info, severity_reference
 from aidd.project.filters import FeatureFilter
 from aidd.prompts import context as pc
 from aidd.prompts.select import Selection
-from aidd.run.outcomes import PhaseKind
-
-if TYPE_CHECKING:
-    from aidd.run.context import RunContext
-    from aidd.run.supervisor import Phase, PhaseState
+from aidd.run.phases import Phase, PhaseState
+from aidd.run.preflight import RunPlan
 
 
-def build_context(ctx: RunContext, phase: Phase, state: PhaseState, number: int,
-                  selection: Selection) -> pc.PromptContext:
-    s, paths = ctx.settings, ctx.plan.paths
-    now = ctx.clock.now()
+def build_context(plan: RunPlan, phase: Phase, state: PhaseState, number: int,
+                  selection: Selection, now: datetime) -> pc.PromptContext:
+    s, paths = plan.settings, plan.paths
     audit = pc.AuditInfo()
     severity = ""
     if phase.audit is not None:
-        from aidd.audits.definitions import AuditDefinition, audit_info, severity_reference
-
-        assert isinstance(phase.audit, AuditDefinition)
         audit = audit_info(phase.audit, paths, now, state.invalid_findings)
         severity = severity_reference(paths)
     return pc.PromptContext(
@@ -35,23 +29,14 @@ def build_context(ctx: RunContext, phase: Phase, state: PhaseState, number: int,
         paths=pc.PromptPaths.from_project(paths),
         now=pc.TimeInfo.from_datetime(now),
         iteration=pc.IterationInfo(number, state.index, s.max_iterations or 0),
-        phase=pc.PhaseInfo(_phase_name(phase), phase.cycle or 0),
-        filters=filter_info(ctx.plan.feature_filter, s.feature),
+        phase=pc.PhaseInfo(phase.kind.title, phase.cycle or 0),
+        filters=filter_info(plan.feature_filter, s.feature),
         directive=s.prompt or "",
         completion_review=selection.completion_review,
         remediation=selection.remediation,
         audit=audit,
         severity=severity,
     )
-
-
-def _phase_name(phase: Phase) -> str:
-    return {
-        PhaseKind.MAIN: "main",
-        PhaseKind.AUDIT: "audit",
-        PhaseKind.POST_COMPLETION_AUDIT: "post-completion audit",
-        PhaseKind.REMEDIATION: "remediation",
-    }[phase.kind]
 
 
 def filter_info(filters: FeatureFilter | None, feature_value: str | None) -> pc.FilterInfo:

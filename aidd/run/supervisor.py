@@ -1,186 +1,187 @@
-"""The run loop: phases of iterations, each deciding what comes next (supervision.md SUP-1..3).
+"""The run loop: phases of iterations, each deciding what comes next (SUP-1..3).
 
-It reads like the flow: check limits and stop, check completion and mode, run one attempt,
-count it, check stop, findings and progress. Attempts themselves live in `iteration.py`.
+It reads like the flow: check the limit and stop requests, pass the gate (completion, mode),
+run one attempt, count it, check stop, findings and progress. Endings are values (`RunEnd`,
+`PhaseEnd`); exceptions are only errors.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import os
 
 from aidd.audits.definitions import AuditDefinition
 from aidd.clock import Clock
+from aidd.console import Console
 from aidd.errors import AgentCliError, AiddError, CrashReported, ExitCode, NotFoundError
+from aidd.events import EventLog, make_run_id
 from aidd.fsio import UnsafePathError
-from aidd.prompts.context import InvalidFinding
-from aidd.run import decisions as policy
-from aidd.run.context import RunContext
-from aidd.run.iteration import Attempt, IterationRunner
-from aidd.run.outcomes import EndReason, PhaseEnd, PhaseKind, RunExit
+from aidd.project.completion import evaluate, unfixed_findings
+from aidd.run import decisions
+from aidd.run.auditphase import record_findings, start_phase
+from aidd.run.iteration import Attempt, IterationRunner, RunAttempt
+from aidd.run.journal import Journal
+from aidd.run.lifecycle import Lifecycle
+from aidd.run.outcomes import COMPLETED, DONE, Counters, EndReason, RunEnd
+from aidd.run.phases import Phase, PhaseEnd, PhaseKind, PhaseState
 from aidd.run.preflight import RunPlan
 from aidd.session.orphans import sweep_run
+from aidd.session.runner import run_attempt
 
-REMEDIATION_CAP = 10
-
-
-@dataclass(frozen=True)
-class Phase:
-    kind: PhaseKind
-    audit: AuditDefinition | None = None
-    index: int = 1
-    total: int = 1
-    cycle: int | None = None
-
-    @property
-    def label(self) -> str:
-        name = self.audit.name if self.audit else ""
-        match self.kind:
-            case PhaseKind.MAIN:
-                return "main"
-            case PhaseKind.AUDIT if self.total == 1:
-                return f"audit: {name}"
-            case PhaseKind.AUDIT:
-                return f"audit {self.index} of {self.total}: {name}"
-            case PhaseKind.POST_COMPLETION_AUDIT:
-                return f"post-completion audit {self.index} of {self.total}: {name}"
-            case PhaseKind.REMEDIATION:
-                return f"remediation cycle {self.cycle}"
+REMEDIATION_CAP = 10  # fix-and-re-audit cycles before giving up (AUD-40)
 
 
 class Supervisor:
-    def __init__(self, plan: RunPlan, clock: Clock) -> None:
-        self.ctx = RunContext.open(plan, clock)
-        self.iterations = IterationRunner(self.ctx)
+    def __init__(self, plan: RunPlan, clock: Clock, attempt: RunAttempt = run_attempt,
+                 console: Console | None = None) -> None:
+        self.plan = plan
+        self.clock = clock
+        events = EventLog(plan.paths.events, make_run_id(plan.started, os.getpid()),
+                          root=plan.paths.root)
+        self.journal = Journal(console or Console(), events, clock, plan.paths.root)
+        self.life = Lifecycle(plan, self.journal, clock)
+        self.counters = Counters()
+        self.iterations = IterationRunner(plan, self.journal, self.life.interrupt, clock, attempt)
+        self.fingerprint: str | None = None  # the tree at the last stuck check
 
     # -- the run -------------------------------------------------------------------------
     def run(self) -> int:
-        ctx = self.ctx
-        code, reason, fatal = int(ExitCode.SUCCESS), EndReason.DONE, ""
+        """The run's exit code. A fatal CLI error is raised after the shutdown, so `cli`
+        prints its one line last (LOG-7, ADP-44)."""
+        end = self._run_to_end()
+        self.life.finish(end, self.counters)
+        match end:
+            case RunEnd(reason=EndReason.FATAL, message=message):
+                raise AgentCliError(f"fatal: {message}")
+            case _:
+                return end.code
+
+    def _run_to_end(self) -> RunEnd:
+        """The phases; an error mid-run still takes the one shutdown before it propagates."""
         try:
-            ctx.begin()
+            self.counters.next_number = self.life.begin()
             try:
-                self._phases()
-            finally:  # REL-1: the run's safety net, before run_end and the lock's release
-                for line in sweep_run(ctx.settings.environ, ctx.settings.keep_children, ctx.clock):
-                    ctx.say(line, level="WARN")
-            if ctx.counters.completion_confirmed:
-                code, reason = int(ExitCode.PROJECT_COMPLETE), EndReason.COMPLETED
-        except RunExit as exit_:
-            code, reason = exit_.code, exit_.reason
-            fatal = exit_.message if reason is EndReason.FATAL else ""
-        except UnsafePathError as exc:  # the agent planted a link where aidd writes (issue 13)
-            ctx.say(f"refused: {exc}", level="ERROR")
-            ctx.finish(int(ExitCode.NOT_FOUND), EndReason.ERROR)
+                return self._phases()
+            finally:  # the safety net (REL-1), before run_end and the lock's release
+                for line in sweep_run(self.plan.settings.environ, self.plan.settings.keep_children,
+                                      self.clock):
+                    self.journal.say(line, level="WARN")
+        except UnsafePathError as exc:  # the agent planted a link where aidd writes
+            self.journal.say(f"refused: {exc}", level="ERROR")
+            self._fail(ExitCode.NOT_FOUND)
             raise NotFoundError(f"refused to write through {exc}") from None
         except AiddError as exc:  # a known error mid-run, e.g. a template that fails (PRM-13)
-            ctx.say(exc.message, level="ERROR")
-            ctx.finish(int(exc.exit_code), EndReason.ERROR)
+            self.journal.say(exc.message, level="ERROR")
+            self._fail(exc.exit_code)
             raise
         except Exception as exc:
-            log = ctx.report_crash(exc)
-            ctx.finish(int(ExitCode.GENERAL_ERROR), EndReason.ERROR)
+            log = self.journal.report_crash(exc)
+            self._fail(ExitCode.GENERAL_ERROR)
             raise CrashReported(log, f"{type(exc).__name__}: {exc}") from exc
-        ctx.finish(code, reason)
-        if fatal:  # LOG-7, ADP-44: after the shutdown, one line on stderr (`cli.main`), exit 8
-            raise AgentCliError(f"fatal: {fatal}")
-        return code
 
-    def _phases(self) -> None:
-        plan = self.ctx.plan
-        if plan.audit_queue:
-            self._audit_set(plan.audit_queue, PhaseKind.AUDIT)
-        else:
-            end = self._phase(Phase(PhaseKind.MAIN))
-            self._post_completion(end)
-        if plan.settings.code_after_audit:
-            self._remediation()
+    def _fail(self, code: int) -> None:
+        self.life.finish(RunEnd(int(code), EndReason.ERROR), self.counters)
 
-    def _post_completion(self, end: PhaseEnd) -> None:
-        plan = self.ctx.plan
-        if not plan.post_audits:
-            return
-        if end is not PhaseEnd.COMPLETION_CONFIRMED and not self.ctx.project_complete():
-            self.ctx.say("project not complete; skipping post-completion audits")
-            return
-        self._audit_set(plan.post_audits, PhaseKind.POST_COMPLETION_AUDIT)
+    def _phases(self) -> RunEnd:
+        plan = self.plan
+        end = (self._audit_set(plan.audit_queue, PhaseKind.AUDIT) if plan.audit_queue
+               else self._main_then_audits())
+        if end is None and plan.settings.code_after_audit:
+            end = self._remediation()
+        return end or (COMPLETED if self.counters.completion_confirmed else DONE)
 
-    def _audit_set(self, audits: tuple[AuditDefinition, ...], kind: PhaseKind) -> None:
+    def _main_then_audits(self) -> RunEnd | None:
+        """The main phase, then the post-completion audits once the project is complete."""
+        end = self._phase(Phase(PhaseKind.MAIN))
+        if isinstance(end, RunEnd) or not self.plan.post_audits:
+            return end if isinstance(end, RunEnd) else None
+        if end is not PhaseEnd.COMPLETION_CONFIRMED and not evaluate(
+                self.plan.paths, self.plan.feature_filter).complete:
+            self.journal.say("project not complete; skipping post-completion audits")
+            return None
+        return self._audit_set(self.plan.post_audits, PhaseKind.POST_COMPLETION_AUDIT)
+
+    def _audit_set(self, audits: tuple[AuditDefinition, ...], kind: PhaseKind) -> RunEnd | None:
         for index, audit in enumerate(audits, 1):
-            self.ctx.check_between_phases()
-            self._phase(Phase(kind, audit, index, len(audits)))
+            if (stop := self.life.stop_requested()) is not None:
+                return stop
+            if isinstance(end := self._phase(Phase(kind, audit, index, len(audits))), RunEnd):
+                return end
+        return None
 
-    def _remediation(self) -> None:
-        plan = self.ctx.plan
-        reaudit = plan.post_audits or plan.audit_queue
+    def _remediation(self) -> RunEnd | None:
+        """Fix the findings, audit again; at most REMEDIATION_CAP cycles (AUD-40)."""
+        reaudit = self.plan.post_audits or self.plan.audit_queue
         for cycle in range(1, REMEDIATION_CAP + 1):
-            unfixed = self.ctx.unfixed_findings()
+            unfixed = unfixed_findings(self.plan.paths)
             if unfixed == 0:
-                return
-            self.ctx.check_between_phases()
-            self.ctx.events.emit("remediation_cycle", cycle=cycle, unfixed=unfixed)
-            self._phase(Phase(PhaseKind.REMEDIATION, cycle=cycle))
-            self._audit_set(reaudit, PhaseKind.AUDIT)
-        unfixed = self.ctx.unfixed_findings()
+                return None
+            if (stop := self.life.stop_requested()) is not None:
+                return stop
+            self.journal.events.emit("remediation_cycle", cycle=cycle, unfixed=unfixed)
+            fixed = self._phase(Phase(PhaseKind.REMEDIATION, cycle=cycle))
+            end = fixed if isinstance(fixed, RunEnd) else self._audit_set(reaudit, PhaseKind.AUDIT)
+            if end is not None:
+                return end
+        unfixed = unfixed_findings(self.plan.paths)
         if unfixed:
-            self.ctx.say(f"maximum remediation cycles ({REMEDIATION_CAP}) reached; "
-                         f"{unfixed} findings remain", level="WARN")
-            self.ctx.events.emit("remediation_cap", unfixed=unfixed)
+            self.journal.say(f"maximum remediation cycles ({REMEDIATION_CAP}) reached; "
+                             f"{unfixed} findings remain", level="WARN")
+            self.journal.events.emit("remediation_cap", unfixed=unfixed)
+        return None
 
     # -- one phase -----------------------------------------------------------------------
-    def _phase(self, phase: Phase) -> PhaseEnd:
-        ctx = self.ctx
-        ctx.events.emit("phase_start", phase=phase.kind.value,
-                        audit=phase.audit.name if phase.audit else None, index=phase.index,
-                        total=phase.total, cycle=phase.cycle)
-        state = PhaseState(phase, ctx.reports_snapshot(phase), ctx.findings_snapshot(phase))
-        end = self._iterate(phase, state)
+    def _phase(self, phase: Phase) -> PhaseEnd | RunEnd:
+        audit = phase.audit.name if phase.audit else None
+        self.journal.events.emit("phase_start", phase=phase.kind.value, audit=audit,
+                                 index=phase.index, total=phase.total, cycle=phase.cycle)
+        state = start_phase(self.plan, phase)
+        end = self._iterate(state)
+        if isinstance(end, RunEnd):
+            return end
         if end is PhaseEnd.MAX_ITERATIONS:
-            ctx.say(f"{phase.label}: --max-iterations {ctx.settings.max_iterations} reached")
-        ctx.events.emit("phase_end", phase=phase.kind.value,
-                        audit=phase.audit.name if phase.audit else None, reason=end.value,
-                        iterations=state.index)
+            self.journal.say(f"{phase.label}: --max-iterations "
+                             f"{self.plan.settings.max_iterations} reached")
+        self.journal.events.emit("phase_end", phase=phase.kind.value, audit=audit,
+                                 reason=end.value, iterations=state.index)
         return end
 
-    def _iterate(self, phase: Phase, state: PhaseState) -> PhaseEnd:
-        ctx = self.ctx
-        limit = ctx.plan.settings.max_iterations
-        while True:
-            if limit is not None and state.index >= limit:
-                return PhaseEnd.MAX_ITERATIONS
-            ctx.check_stop()
-            gate = policy.gate(ctx, phase, state)  # completion, findings, mode done
+    def _iterate(self, state: PhaseState) -> PhaseEnd | RunEnd:
+        limit = self.plan.settings.max_iterations
+        while limit is None or state.index < limit:
+            if (stop := self.life.stop_requested()) is not None:
+                return stop
+            gate = decisions.gate(self.plan, self.journal, self.counters, state, self.clock.now())
             if gate.end is not None:
                 return gate.end
             state.index += 1
-            attempt = self._attempt_until_not_rate_limited(phase, state, gate.completion_review)
-            with attempt:
-                policy.count(ctx, attempt)  # may exit: quit-on-abort, fatal
-                ctx.check_stop()
-                if phase.audit is not None:
-                    ctx.record_findings(phase, state)
-                if policy.stuck(ctx, state, attempt):
-                    return PhaseEnd.STUCK
+            attempt = self._attempt(state, gate.completion_review)
+            if isinstance(attempt, RunEnd):
+                return attempt
+            end = self._after(state, attempt)
+            self.journal.close_log()
+            if end is not None:
+                return end
+        return PhaseEnd.MAX_ITERATIONS
 
-    def _attempt_until_not_rate_limited(self, phase: Phase, state: PhaseState,
-                                        completion_review: bool) -> Attempt:
+    def _attempt(self, state: PhaseState, completion_review: bool) -> Attempt | RunEnd:
+        """Run the attempt again after each rate-limit sleep: a limited attempt does not
+        count as an iteration (SUP-50)."""
         while True:
-            attempt = self.iterations.run(phase, state, completion_review)
+            carried, self.fingerprint = self.fingerprint, None
+            attempt = self.iterations.run(state, self.counters.take_number(), completion_review,
+                                          carried)
             if not attempt.rate_limited:
                 return attempt
-            with attempt:
-                policy.sleep_for_rate_limit(self.ctx, attempt)
+            end = decisions.sleep_for_rate_limit(self.plan, self.journal, self.life,
+                                                 self.counters, attempt)
+            if end is not None:
+                return end
 
-
-@dataclass
-class PhaseState:
-    """Per-phase counters (SUP-60, SUP-72)."""
-
-    phase: Phase
-    reports_before: dict[str, tuple[int, int]]  # report (mtime_ns, size) at phase start, AUD-22
-    findings_before: dict[str, int] = field(default_factory=dict)
-    index: int = 0
-    stuck: int = 0
-    stuck_numbers: tuple[int, ...] = ()
-    invalid_findings: tuple[InvalidFinding, ...] = ()
-
-
+    def _after(self, state: PhaseState, attempt: Attempt) -> PhaseEnd | RunEnd | None:
+        end = (decisions.count(self.plan.settings, self.journal, self.counters, attempt)
+               or self.life.stop_requested())
+        if end is not None:
+            return end
+        record_findings(self.plan, self.journal, state)
+        stuck, self.fingerprint = decisions.stuck(self.plan, self.journal, state, attempt)
+        return PhaseEnd.STUCK if stuck else None

@@ -14,8 +14,9 @@ import pytest
 from aidd.audits import definitions as audit
 from aidd.errors import NotFoundError, UsageError, ValidationError
 from aidd.project.paths import ProjectPaths
-from aidd.prompts import PromptKind, PromptRenderer
 from aidd.prompts.context import InvalidFinding
+from aidd.prompts.render import PromptRenderer
+from aidd.prompts.select import PromptKind
 from aidd.resources import data_dir
 from tests.unit.prompts.conftest import make_context
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from aidd.project.paths import ProjectPaths
-from aidd.prompts import (
+from aidd.prompts.context import (
     CliInfo,
     FeatureFocus,
     FieldFilter,
@@ -19,10 +19,10 @@ from aidd.prompts import (
     PhaseInfo,
     ProjectInfo,
     PromptContext,
-    PromptKind,
     PromptPaths,
     TimeInfo,
 )
+from aidd.prompts.select import PromptKind
 
 CLIS = ("opencode", "kilocode", "claude-code")
 NOW = datetime(2026, 1, 5, 9, 30, tzinfo=UTC)

@@ -12,7 +12,9 @@ from jinja2 import meta, nodes
 from aidd.audits import definitions as audit
 from aidd.errors import TemplateError
 from aidd.project.paths import ProjectPaths
-from aidd.prompts import FilterInfo, InvalidFinding, PromptContext, PromptKind, PromptRenderer
+from aidd.prompts.context import FilterInfo, InvalidFinding, PromptContext
+from aidd.prompts.render import PromptRenderer
+from aidd.prompts.select import PromptKind
 from aidd.resources import data_dir
 from tests.unit.prompts.conftest import ALL_FILTERS, CLIS, NOW, make_context
 

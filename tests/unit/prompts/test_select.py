@@ -6,11 +6,12 @@ import pytest
 
 from aidd.prompts.select import (
     CascadeState,
+    Mode,
     ModelOptions,
     ModelRole,
     PromptKind,
+    choose_mode,
     choose_model,
-    mode_conflict,
     select_prompt,
 )
 
@@ -18,27 +19,35 @@ K = PromptKind
 ALL_MODES = {"todo": True, "validate": True, "in_progress": True}
 
 
+def cascade(*, directive: str = "", todo: bool = False, validate: bool = False,
+            in_progress: bool = False, **facts: bool) -> CascadeState:
+    """The cascade's input as a run builds it: the mode chosen from the flags, then the facts."""
+    mode, _ = choose_mode(directive=bool(directive), audit=False, todo=todo, validate=validate,
+                          in_progress=in_progress)
+    return CascadeState(mode=mode, **facts)
+
+
 @pytest.mark.parametrize(
     ("state", "kind", "reason"),
     [
         # row 1: --prompt beats audit and every mode flag (AC-19)
-        (CascadeState(directive="x", audit_phase=True, **ALL_MODES), K.DIRECTIVE, "--prompt"),
+        (cascade(directive="x", audit_phase=True, **ALL_MODES), K.DIRECTIVE, "--prompt"),
         # row 2: audit beats completion review and modes
-        (CascadeState(audit_phase=True, completion_pending=True, **ALL_MODES), K.AUDIT, "audit"),
+        (cascade(audit_phase=True, completion_pending=True, **ALL_MODES), K.AUDIT, "audit"),
         # row 3: completion review beats --todo/--validate/--in-progress
-        (CascadeState(completion_pending=True, **ALL_MODES), K.TODO, "completion review"),
-        (CascadeState(todo=True, validate=True, in_progress=True), K.TODO, "--todo"),
-        (CascadeState(validate=True, in_progress=True), K.VALIDATE, "--validate"),
-        (CascadeState(in_progress=True), K.IN_PROGRESS, "--in-progress"),
+        (cascade(completion_pending=True, **ALL_MODES), K.TODO, "completion review"),
+        (cascade(todo=True, validate=True, in_progress=True), K.TODO, "--todo"),
+        (cascade(validate=True, in_progress=True), K.VALIDATE, "--validate"),
+        (cascade(in_progress=True), K.IN_PROGRESS, "--in-progress"),
         # mode flags apply before onboarding is complete (AC-20)
-        (CascadeState(validate=True, existing_codebase=True), K.VALIDATE, "--validate"),
-        (CascadeState(todo=True), K.TODO, "--todo"),
+        (cascade(validate=True, existing_codebase=True), K.VALIDATE, "--validate"),
+        (cascade(todo=True), K.TODO, "--todo"),
         # rows 7-9 (AC-18, LAY-18)
-        (CascadeState(onboarding_complete=True, existing_codebase=True), K.CODING, "onboarding"),
-        (CascadeState(existing_codebase=True), K.ONBOARDING, "existing codebase"),
-        (CascadeState(), K.INITIALIZER, "new project"),
+        (cascade(onboarding_complete=True, existing_codebase=True), K.CODING, "onboarding"),
+        (cascade(existing_codebase=True), K.ONBOARDING, "existing codebase"),
+        (cascade(), K.INITIALIZER, "new project"),
         # remediation is coding whatever the flags (PRM-2)
-        (CascadeState(remediation=True, completion_pending=True, **ALL_MODES), K.CODING, "remed"),
+        (cascade(remediation=True, completion_pending=True, **ALL_MODES), K.CODING, "remed"),
     ],
 )
 def test_cascade_first_matching_row_wins(
@@ -50,11 +59,11 @@ def test_cascade_first_matching_row_wins(
 
 
 def test_completion_review_and_remediation_flags() -> None:
-    review = select_prompt(CascadeState(completion_pending=True))
+    review = select_prompt(cascade(completion_pending=True))
     assert review.completion_review
     assert not review.remediation
     assert review.template == "todo.md"
-    remediation = select_prompt(CascadeState(remediation=True, todo=True))
+    remediation = select_prompt(cascade(remediation=True, todo=True))
     assert remediation.remediation
     assert not remediation.completion_review
     assert remediation.template == "coding.md"
@@ -100,8 +109,13 @@ def test_models(
 
 
 def test_mode_conflict_names_the_winner() -> None:
-    assert mode_conflict(todo=True) is None
-    message = mode_conflict(todo=True, validate=True, in_progress=True)
+    none = {"directive": False, "audit": False, "todo": False, "validate": False,
+            "in_progress": False}
+    assert choose_mode(**none) == (Mode.DEFAULT, None)
+    assert choose_mode(**{**none, "todo": True}) == (Mode.TODO, None)
+    mode, message = choose_mode(**{**none, "todo": True, "validate": True, "in_progress": True})
+    assert mode is Mode.TODO
     assert message == "several mode flags given (--todo, --validate, --in-progress); --todo wins"
-    assert mode_conflict(directive="x", audit=True) is not None
-    assert "--prompt wins" in (mode_conflict(directive="x", audit=True) or "")
+    mode, message = choose_mode(**{**none, "directive": True, "audit": True})
+    assert mode is Mode.DIRECTIVE
+    assert "--prompt wins" in (message or "")

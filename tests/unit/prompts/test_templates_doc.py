@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from aidd.project.paths import ProjectPaths
-from aidd.prompts import PromptKind
 from aidd.prompts.context import AuditInfo, InvalidFinding
+from aidd.prompts.select import PromptKind
 from tests.unit.prompts.conftest import ALL_FILTERS, make_context
 
 REPO = Path(__file__).resolve().parents[3]

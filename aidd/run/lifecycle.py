@@ -1,0 +1,147 @@
+"""A run's start and end, and the two ways to ask it to stop (a signal, `.automaker/.stop`).
+
+`begin` makes the start-up writes (SUP-1); `finish` is the one shutdown every ending takes:
+stop watching, clean the logs, `run_end`, release the lock (EXIT-6).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from aidd import fsio
+from aidd.clock import Clock
+from aidd.errors import ExitCode
+from aidd.logs.cleaning import clean_log
+from aidd.project.detect import Origin, read_state, record_origin
+from aidd.project.scaffold import copy_scaffolding
+from aidd.project.stop import StopWatcher, remove_stop, stale_stop
+from aidd.run.header import emit_run_start
+from aidd.run.journal import Journal
+from aidd.run.outcomes import STOPPED, Counters, EndReason, RunEnd
+from aidd.run.preflight import RunPlan
+from aidd.run.signals import Interrupt, install
+
+_NUMBERED = re.compile(r"^([0-9]+)\.")
+
+
+def next_log_number(iterations: Path) -> int:
+    """1 + the largest number starting a file name in iterations/, so a new run never reuses
+    an earlier run's log number (LOG-2)."""
+    highest = 0
+    try:
+        for entry in iterations.iterdir():
+            if match := _NUMBERED.match(entry.name):
+                highest = max(highest, int(match.group(1)))
+    except FileNotFoundError:
+        pass
+    return highest + 1
+
+
+class Lifecycle:
+    def __init__(self, plan: RunPlan, journal: Journal, clock: Clock) -> None:
+        self.plan = plan
+        self.journal = journal
+        self.clock = clock
+        self.interrupt = Interrupt()
+        self._watcher: StopWatcher | None = None
+        self._restore_signals: Callable[[], None] | None = None
+
+    # -- start-up --------------------------------------------------------------------------
+    def begin(self) -> int:
+        """Signals, a stale `.stop`, the project's origin, the stop watcher, `run_start`;
+        returns the number of the first attempt log."""
+        paths, journal = self.plan.paths, self.journal
+        self._restore_signals = install(self.interrupt)
+        self.interrupt.on_signal = self._signal_received
+        if stale_stop(paths.stop, self.plan.started) and remove_stop(paths.stop):
+            journal.say("removed a stale .stop request from before this run")
+        fsio.remove_stale_temps(paths.root, paths.automaker)
+        if not self.plan.audit_queue and read_state(paths).origin is None:
+            self._record_origin()
+        fsio.make_dirs(paths.root, paths.iterations)
+        first = next_log_number(paths.iterations)
+        self._watcher = StopWatcher(paths.stop, self._stop_noticed)
+        self._watcher.start()
+        emit_run_start(self.plan, journal)  # the run's first event (issue 13 item 16)
+        for warning in self.plan.warnings:
+            journal.warn(warning)
+        return first
+
+    def _signal_received(self, name: str) -> None:
+        self.journal.events.emit("signal", name=name)
+
+    def _record_origin(self) -> None:
+        """A new project gets the scaffolding; either way its origin is written down once, so
+        later runs know whether it began from a spec or from existing code (LAY-16)."""
+        origin = self.plan.origin
+        scaffolded = copy_scaffolding(self.plan.paths.root) if origin is Origin.NEW else []
+        record_origin(self.plan.paths, origin, self.clock.now(), scaffolded)
+
+    def _stop_noticed(self) -> None:
+        """From the watcher's thread: say so at once; the loop acts after the attempt."""
+        self.journal.say("stop requested; finishing the current agent run")
+        self.journal.events.emit("stop_requested")
+
+    # -- stop requests ---------------------------------------------------------------------
+    def stop_requested(self) -> RunEnd | None:
+        """A signal ends the run with 124, `.stop` with 6; a signal wins (SUP-81, SUP-90)."""
+        if self.interrupt.is_set():
+            return RunEnd(ExitCode.TIMEOUT_OR_SIGNAL, EndReason.SIGNAL,
+                          f"interrupted by {self.interrupt.name}")
+        if not os.path.lexists(self.plan.paths.stop):
+            return None
+        if self._watcher is not None:
+            self._watcher.consume()
+        self.journal.say("stop: .automaker/.stop honoured; exiting with 6")
+        self.journal.events.emit("stop")
+        return STOPPED
+
+    def wait(self, seconds: float) -> RunEnd | None:
+        """Sleep, yet answer a signal or `.stop` within a quarter second (SUP-52)."""
+        deadline = self.clock.monotonic() + seconds
+        while (left := deadline - self.clock.monotonic()) > 0:
+            if (end := self.stop_requested()) is not None:
+                return end
+            self.clock.sleep(min(left, 0.25))
+        return self.stop_requested()
+
+    # -- shutdown --------------------------------------------------------------------------
+    def finish(self, end: RunEnd, counters: Counters) -> None:
+        """Close the log, clean, `run_end`; the lock is released and the signal handlers are
+        restored even when a full disk makes the rest fail (REL-21)."""
+        try:
+            self._wind_down(end, counters)
+        except OSError as exc:
+            self.journal.say(f"shutdown incomplete: {exc}", "WARN")
+        finally:
+            self.plan.lock.release()
+            if self._restore_signals is not None:
+                self._restore_signals()
+            self.journal.console.close()  # a stalled terminal holds us up at most a moment
+
+    def _wind_down(self, end: RunEnd, c: Counters) -> None:
+        journal = self.journal
+        journal.close_log()
+        if self._watcher is not None:
+            self._watcher.close()
+        if not self.plan.settings.no_clean:
+            self._clean_logs()
+        journal.say(f"run ended ({end.reason.value}): exit {end.code} after {c.iterations} "
+                    f"iterations, {c.failures} failed, {c.rate_limit_sleeps} rate-limit sleeps")
+        journal.events.emit(
+            "run_end", exit_code=end.code, reason=end.reason.value, iterations=c.iterations,
+            attempts=c.attempts, failures=c.failures, rate_limit_sleeps=c.rate_limit_sleeps,
+            paused_s=round(c.paused_s, 3),
+            duration_s=round((self.clock.now() - self.plan.started).total_seconds(), 3),
+            tokens=c.tokens or None, cost_usd=c.cost_usd,
+        )
+
+    def _clean_logs(self) -> None:
+        for log in self.journal.logs_written:
+            if log.exists():
+                warning = clean_log(log)
+                if warning:
+                    self.journal.warn(warning, file=str(log))

@@ -1,0 +1,83 @@
+"""A scripted agent session for in-process loop tests: each attempt edits the project as told,
+moves the fake clock, and ends with the outcome given. No process, no pty."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+
+from aidd.agents.ratelimit import Wake, WakeSource
+from aidd.errors import ExitCode
+from aidd.session.outcome import Outcome, Reason, SessionOutcome
+from aidd.session.runner import AttemptRequest
+from tests.fakes.clock import FakeClock
+
+Edit = Callable[[Path], None]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One attempt of the fake agent."""
+
+    result: int = 0
+    outcome: Outcome = Outcome.SUCCESS
+    reason: Reason = Reason.EXIT_STATUS
+    duration_s: float = 5.0
+    edit: Edit | None = None  # runs in the project while the "agent" works
+    during: Callable[[AttemptRequest], None] | None = None  # e.g. a stop request or a signal
+    wake_in_s: float | None = None  # rate limited: retry after this long
+    message: str | None = None
+
+
+def success(edit: Edit | None = None, **kw: object) -> Turn:
+    return Turn(edit=edit, **kw)  # type: ignore[arg-type]
+
+
+def failure(result: int = 1, reason: Reason = Reason.EXIT_STATUS, **kw: object) -> Turn:
+    return Turn(result, Outcome.FAILURE, reason, **kw)  # type: ignore[arg-type]
+
+
+def wall_timeout(**kw: object) -> Turn:
+    return failure(ExitCode.TIMEOUT_OR_SIGNAL, Reason.WALL_TIMEOUT, **kw)
+
+
+def rate_limited(wake_in_s: float, **kw: object) -> Turn:
+    return Turn(ExitCode.RATE_LIMITED, Outcome.RATE_LIMITED, Reason.RATE_LIMITED,
+                wake_in_s=wake_in_s, **kw)  # type: ignore[arg-type]
+
+
+def fatal(message: str) -> Turn:
+    return Turn(ExitCode.CLI_ERROR, Outcome.FATAL, Reason.FATAL, message=message)
+
+
+@dataclass
+class FakeSession:
+    """Plays `turns` in order (the last one repeats) and keeps every request it got."""
+
+    clock: FakeClock
+    turns: list[Turn]
+    requests: list[AttemptRequest] = field(default_factory=list)
+
+    def __call__(self, request: AttemptRequest) -> SessionOutcome:
+        turn = self.turns[min(len(self.requests), len(self.turns) - 1)]
+        self.requests.append(request)
+        request.transcript.agent(f"fake agent: attempt {request.number}\n".encode())
+        if turn.edit is not None:
+            turn.edit(request.project_dir)
+        if turn.during is not None:
+            turn.during(request)
+        self.clock.advance(turn.duration_s)
+        wake = None
+        if turn.wake_in_s is not None:
+            at = self.clock.now() + timedelta(seconds=turn.wake_in_s)
+            wake = Wake(at, WakeSource.RETRY_AFTER, None, "slow down")
+        return SessionOutcome(
+            result=turn.result, outcome=turn.outcome, reason=turn.reason,
+            exit_status=turn.result if turn.outcome is not Outcome.RATE_LIMITED else 1,
+            duration_s=turn.duration_s, bytes_out=32, wake=wake, message=turn.message)
+
+    @property
+    def kinds(self) -> list[str]:
+        return [r.prompt_kind for r in self.requests]

@@ -1,0 +1,42 @@
+"""Stuck detection: without --max-iterations, three successful attempts in a row that change
+nothing in the project end the phase; a change resets the count (SUP-70..72)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.fakes.session import failure, success
+from tests.unit.run.conftest import Loop
+
+
+def _touch(name: str):  # type: ignore[no-untyped-def]
+    def edit(project: Path) -> None:
+        (project / name).write_text(f"{name}\n")
+
+    return edit
+
+
+def test_three_successes_without_a_change_end_the_phase(loop: Loop) -> None:
+    run = loop.run(success())
+    assert run.code == 0
+    assert len(run.session.requests) == 3
+    assert run.named("stuck")[0]["iterations"] == [1, 2, 3]
+    assert [e["reason"] for e in run.named("phase_end")] == ["stuck"]
+
+
+def test_a_change_resets_the_count(loop: Loop) -> None:
+    run = loop.run(success(_touch("a.py")), success(_touch("b.py")), success())
+    assert len(run.session.requests) == 5
+    assert run.named("stuck")[0]["iterations"] == [3, 4, 5]
+
+
+def test_a_failure_without_a_change_neither_counts_nor_resets(loop: Loop) -> None:
+    run = loop.run(success(), failure(), success(), success())
+    assert len(run.session.requests) == 4
+    assert run.named("stuck")[0]["iterations"] == [1, 3, 4]
+
+
+def test_with_max_iterations_there_is_no_stuck_detection(loop: Loop) -> None:
+    run = loop.run(success(), max_iterations=5)
+    assert len(run.session.requests) == 5
+    assert not run.named("stuck")
