@@ -12,6 +12,8 @@ from enum import Enum, unique
 from pathlib import Path
 from typing import Any
 
+from aidd.errors import shown
+
 
 @unique
 class Kind(Enum):
@@ -107,13 +109,6 @@ OPTIONS: tuple[Option, ...] = (
     Option("extract-structured", Kind.SWITCH, False, _G, "write iterations/NNN.json per attempt"),
 )
 BY_NAME = {opt.name: opt for opt in OPTIONS}
-LIST_NAMES = tuple(o.name for o in OPTIONS if o.kind is Kind.LIST)
-
-
-def shown(value: object, limit: int = 80) -> str:
-    """A value as an error message may quote it: never a whole megabyte (issue 13 item 14)."""
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
 def convert(opt: Option, raw: Any, base: Path | None = None) -> Any:

@@ -9,17 +9,14 @@ import os
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum, unique
-from typing import TYPE_CHECKING
 
 from aidd.project import markers
 from aidd.project.featurerules import FeatureStatus
-from aidd.project.features import FeatureFile, counted_features, is_unfixed, load_features
+from aidd.project.features import FeatureFile, is_unfixed, load_features
+from aidd.project.filters import FeatureFilter, counted_features
 from aidd.project.markers import Marker
 from aidd.project.paths import ProjectPaths
 from aidd.project.todo import TodoSummary, read_todo
-
-if TYPE_CHECKING:
-    from aidd.project.filters import FeatureFilter
 
 
 @unique

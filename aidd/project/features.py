@@ -13,15 +13,12 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aidd.project import jsonfile
 from aidd.project.featurerules import ID_RE, KNOWN_KEYS, FeatureStatus, validate_feature
 from aidd.project.featurescan import FEATURE_FILE, candidates, project_root, read_feature
 from aidd.project.paths import ProjectPaths
-
-if TYPE_CHECKING:  # filters imports this module; at run time only `.matches` is called
-    from aidd.project.filters import FeatureFilter
 
 __all__ = [
     "FEATURE_FILE",
@@ -29,7 +26,6 @@ __all__ = [
     "Feature",
     "FeatureFile",
     "FeatureStatus",
-    "counted_features",
     "duplicate_ids",
     "is_unfixed",
     "load_features",
@@ -203,13 +199,6 @@ def duplicate_ids(files: list[FeatureFile]) -> dict[str, list[FeatureFile]]:
         if fid is not None:
             by_id.setdefault(fid, []).append(f)
     return {fid: fs for fid, fs in sorted(by_id.items()) if len(fs) > 1}
-
-
-def counted_features(files: list[FeatureFile], filters: FeatureFilter | None) -> list[FeatureFile]:
-    """Non-findings that pass the active filters: what completion and status count (CMP-1)."""
-    if filters is None or not filters.active:
-        return [f for f in files if not f.is_finding]
-    return [f for f in files if not f.is_finding and filters.matches(f)]
 
 
 def is_unfixed(file: FeatureFile) -> bool:

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from aidd.console import print_out
 from aidd.errors import ExitCode, NotFoundError
 from aidd.project.featurerules import FeatureStatus
-from aidd.project.features import Feature, counted_features, is_unfixed, load_features
+from aidd.project.features import Feature, is_unfixed, load_features
+from aidd.project.filters import FeatureFilter, counted_features
 from aidd.project.markers import MarkerState, read_markers
 from aidd.project.paths import ProjectPaths
 from aidd.project.todo import TodoSummary, find_todo_file, read_todo, searched_names
