@@ -18,6 +18,7 @@ import secrets
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 TMP_PREFIX = ".aidd-tmp-"
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
@@ -189,30 +190,62 @@ def write_all(fd: int, data: bytes) -> None:
 
 def write_atomic(path: Path, data: bytes | str, mode: int | None = None, *,
                  root: Path) -> None:
-    """Replace `path` with `data` so a reader (or a crash) sees the old or the new file. The
-    rename replaces a planted symlink or hard link itself, never what it points to."""
-    payload = data.encode() if isinstance(data, str) else data
+    """Replace `path` with `data` so a reader (or a crash) sees the old or the new file."""
+    with atomic_file(root, path, mode) as out:
+        out.file.write(data.encode() if isinstance(data, str) else data)
+
+
+class AtomicFile:
+    """The temp file `atomic_file` yields: write through `file`; set `times_ns` to give the
+    result those (atime, mtime), or `discard()` to leave the old file as it is."""
+
+    def __init__(self, file: BinaryIO, mode: int) -> None:
+        self.file = file
+        self.mode = mode
+        self.times_ns: tuple[int, int] | None = None
+        self.discarded = False
+
+    def discard(self) -> None:
+        self.discarded = True
+
+
+@contextlib.contextmanager
+def atomic_file(root: Path, path: Path, mode: int | None = None) -> Iterator[AtomicFile]:
+    """A temp file next to `path` (below `root`, reached without following a link) that
+    replaces `path` when the block ends: written, fsynced, given `mode` (default: the old
+    file's, else 0644), renamed. A reader (or a crash) sees the old or the new file; an
+    exception or `discard()` leaves the old one and removes the temp file. The rename replaces
+    a planted symlink or hard link itself, never what it points to (LAY-12)."""
     dirfd = _parent_fd(root, path, create=False)
     try:
-        if mode is None:  # keep the old file's mode, else an ordinary 0644
-            mode = _old_mode(dirfd, path.name)
         tmp = TMP_PREFIX + secrets.token_hex(6)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                      0o600, dir_fd=dirfd)
         try:
-            try:
-                write_all(fd, payload)
-                os.fsync(fd)
-                os.fchmod(fd, mode)
-            finally:
-                os.close(fd)
-            os.rename(tmp, path.name, src_dir_fd=dirfd, dst_dir_fd=dirfd)
+            with os.fdopen(fd, "wb") as file:
+                out = AtomicFile(file, _old_mode(dirfd, path.name) if mode is None else mode)
+                yield out
+                if not out.discarded:
+                    _finish(file, out)
+            if out.discarded:
+                os.unlink(tmp, dir_fd=dirfd)
+            else:
+                os.rename(tmp, path.name, src_dir_fd=dirfd, dst_dir_fd=dirfd)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp, dir_fd=dirfd)
             raise
     finally:
         os.close(dirfd)
+
+
+def _finish(file: BinaryIO, out: AtomicFile) -> None:
+    file.flush()
+    fd = file.fileno()
+    os.fsync(fd)
+    os.fchmod(fd, out.mode)
+    if out.times_ns is not None:
+        os.utime(fd, ns=out.times_ns)
 
 
 def _old_mode(dirfd: int, name: str) -> int:

@@ -295,7 +295,8 @@ def test_random_copy_lists_never_write_outside(tmp_path: Path, lines: list[tuple
     entry is a warning naming file:line."""
     import shutil
 
-    from aidd.project.sync import ListSources, sync_project
+    from aidd.project.copylists import ListSources
+    from aidd.project.sync import sync_project
 
     base = tmp_path / "case"
     shutil.rmtree(base, ignore_errors=True)
