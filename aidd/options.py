@@ -12,6 +12,7 @@ from enum import Enum, unique
 from pathlib import Path
 from typing import Any
 
+from aidd.audits.names import is_audit_name
 from aidd.errors import shown
 
 
@@ -59,7 +60,6 @@ CLI_NAMES = ("opencode", "kilocode", "claude-code")
 INT_MAX = 2**31 - 1
 _INT_RE = re.compile(r"[0-9]+")
 _MODEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@+=\[\]-]{0,199}")
-_AUDIT_RE = re.compile(r"[A-Za-z]+([_-][A-Za-z]+)*")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -195,7 +195,7 @@ def _list(opt: Option, raw: Any, _base: Path | None) -> tuple[str, ...]:
     if not out:
         raise OptionValueError("names no audit")
     for name in out:
-        if not _AUDIT_RE.fullmatch(name):
+        if not is_audit_name(name):
             raise OptionValueError(f"{name!r} is not a valid audit name (letters, '_' or '-')")
     return tuple(dict.fromkeys(out))
 

@@ -6,7 +6,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from aidd.audits.definitions import available, kebab
+from aidd.audits.definitions import available
+from aidd.audits.names import kebab
 from aidd.project.features import FeatureFile, load_features
 from aidd.project.paths import ProjectPaths
 from aidd.prompts.context import InvalidFinding
