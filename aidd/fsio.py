@@ -314,11 +314,6 @@ def read_file(root: Path, path: Path, limit: int) -> bytes:
         os.close(fd)
 
 
-def read_text(root: Path, path: Path, limit: int) -> str:
-    """`read_file` decoded as UTF-8 (undecodable bytes replaced, never an error)."""
-    return read_file(root, path, limit).decode("utf-8", "replace")
-
-
 def _real_path(fd: int, path: Path) -> str:
     """Where the open file really is: /proc knows (no race); elsewhere ask realpath."""
     try:

@@ -27,7 +27,6 @@ class Transcript:
         self._now = now
         self._log_at_line_start = True
         self._console_at_line_start = True
-        self.agent_bytes = 0
         # the stop watcher may add a message from its thread (SUP-90)
         self._lock = threading.Lock()
 
@@ -41,7 +40,6 @@ class Transcript:
 
     def _agent(self, data: bytes, echo: bool) -> None:
         self._write(data)
-        self.agent_bytes += len(data)
         self._log_at_line_start = data.endswith(b"\n")
         if echo:
             self._console.write(data)

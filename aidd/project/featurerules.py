@@ -45,10 +45,6 @@ _ENUMS: dict[str, tuple[str, ...]] = {
 _PLAN_NUMBERS = ("version", "tasksCompleted", "tasksTotal")
 _PLAN_STATUSES = ("pending", "generating", "generated", "approved", "rejected")
 
-KNOWN_KEYS = frozenset(
-    (*_REQUIRED_TEXT, "title", "priority", "dependencies", "planSpec", *_BOOLEANS, *_STRINGS)
-) | frozenset((*_ARRAYS, *_ENUMS))
-
 
 def json_type(value: Any) -> str:
     """The JSON name of a parsed value's type, for messages."""

@@ -16,22 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from aidd.project import jsonfile
-from aidd.project.featurerules import ID_RE, KNOWN_KEYS, FeatureStatus, validate_feature
-from aidd.project.featurescan import FEATURE_FILE, candidates, project_root, read_feature
+from aidd.project.featurerules import FeatureStatus, validate_feature
+from aidd.project.featurescan import candidates, project_root, read_feature
 from aidd.project.paths import ProjectPaths
-
-__all__ = [
-    "FEATURE_FILE",
-    "ID_RE",
-    "Feature",
-    "FeatureFile",
-    "FeatureStatus",
-    "duplicate_ids",
-    "is_unfixed",
-    "load_features",
-    "to_feature",
-    "validate_feature",
-]
 
 FINDING_PREFIX = "audit-"
 # A file that does not parse can still say it waits for approval (CMP-1 "even if malformed").
@@ -51,15 +38,6 @@ class Feature:
     status: FeatureStatus | None
     passes: bool
     priority: float | None
-    data: Mapping[str, Any]  # the whole JSON object, unknown keys included
-
-    @property
-    def extra(self) -> dict[str, Any]:
-        """Keys outside the AutoMaker schema (e.g. `affectedFiles`), kept on rewrite."""
-        return {k: v for k, v in self.data.items() if k not in KNOWN_KEYS}
-
-    def to_json(self) -> dict[str, Any]:
-        return dict(self.data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +100,7 @@ def to_feature(data: Any) -> Feature | None:
     priority = data.get("priority")
     if isinstance(priority, bool) or not isinstance(priority, int | float):
         priority = None
-    return Feature(fid, category, description, status, data.get("passes") is True, priority, data)
+    return Feature(fid, category, description, status, data.get("passes") is True, priority)
 
 
 def load_features(paths: ProjectPaths, *, validate: bool = True) -> list[FeatureFile]:

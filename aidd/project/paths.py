@@ -93,10 +93,6 @@ class ProjectPaths:
     def prompt_overrides(self) -> Path:
         return self.automaker / "prompts"
 
-    @property
-    def opencode_json(self) -> Path:
-        return self.root / "opencode.json"
-
     def log(self, number: int, suffix: str = ".log") -> Path:
         """`iterations/NNN<suffix>`: three digits, more when needed (LOG-1)."""
         return self.iterations / f"{number:03d}{suffix}"

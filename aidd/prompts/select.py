@@ -77,13 +77,6 @@ class Selection:
     def model_role(self) -> ModelRole:
         return self.kind.model_role
 
-    @property
-    def filter_preamble(self) -> bool:
-        return self.kind.takes_filter_preamble
-
-    @property
-    def template(self) -> str:
-        return self.kind.template
 
 
 def select_prompt(state: CascadeState) -> Selection:

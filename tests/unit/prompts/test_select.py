@@ -53,11 +53,11 @@ def test_completion_review_and_remediation_flags() -> None:
     review = select_prompt(CascadeState(completion_pending=True))
     assert review.completion_review
     assert not review.remediation
-    assert review.template == "todo.md"
+    assert review.kind.template == "todo.md"
     remediation = select_prompt(CascadeState(remediation=True, todo=True))
     assert remediation.remediation
     assert not remediation.completion_review
-    assert remediation.template == "coding.md"
+    assert remediation.kind.template == "coding.md"
 
 
 @pytest.mark.parametrize(
