@@ -16,6 +16,7 @@ import errno
 import os
 import secrets
 import stat
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -341,8 +342,6 @@ def write_crash_file(root: Path, text: str) -> Path | None:
     """`.automaker/aidd-crash-<UTC time>-<pid>[-N].txt` holding `text`, never overwriting an
     earlier one; None when it could not be written whole (a full disk leaves no empty file
     named in a message)."""
-    import time  # lazy: only a crash gets here
-
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     automaker = root / ".automaker"
     for n in range(100):
