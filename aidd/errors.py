@@ -1,4 +1,4 @@
-"""Exit codes and the errors that carry them (exit-codes.md); the one place numbers live."""
+"""Exit codes and the errors that carry them; the one place the numbers live."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The flag table (cli.md): one record per option, shared by Click, config files and AIDD_* vars.
+"""The flag table: one record per option, shared by Click, config files and AIDD_* vars.
 
 Each value is checked by `convert`, whatever its source, so a flag, a YAML key and an environment
 variable obey the same rules (CLI-1..5, CLI-32..34).

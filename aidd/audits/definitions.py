@@ -242,7 +242,7 @@ def _check_informational(meta: dict[str, Any], path: Path) -> None:
 
 def companions(definition: AuditDefinition, paths: ProjectPaths | None) -> tuple[str, ...]:
     """Names copied with a definition: its `references`, its `(./NAME.md)` links (one level,
-    names that pass AUD-2 and exist), and the severity reference."""
+    valid audit names that exist), and the severity reference."""
     files = available(paths)
     linked = _LINK_RE.findall(definition.body)
     names = [*definition.references, *linked, SEVERITY_REFERENCE]

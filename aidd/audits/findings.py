@@ -63,7 +63,8 @@ def check_findings(paths: ProjectPaths, audit_name: str, prefix: str,
 
 
 def finding_errors(file: FeatureFile, audit_name: str) -> tuple[str, ...]:
-    """FEA-10 errors plus the two rules of a finding written by this audit, each once."""
+    """The feature.json rule violations (FEA-10) plus the two rules of a finding written by this
+    audit (id = directory name, `auditSource` = the audit), each once."""
     errors = list(file.messages())
     data = file.object
     if data is not None:

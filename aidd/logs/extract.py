@@ -132,7 +132,7 @@ def _project_dir(log_path: Path, header: _Header) -> Path | None:
 
 
 def extract_log(log_path: Path, failure_count: int | None = None) -> dict[str, Any]:
-    """The LOG-32 record of one log. Raises OSError when the log cannot be read.
+    """The structured record of one log (LOG-32). Raises OSError when the log cannot be read.
 
     `failure_count` (the run's consecutive failures) beats what the log says.
     """
@@ -286,7 +286,7 @@ def _outcome(log_path: Path, header: _Header) -> dict[str, Any]:
 
 
 def _status(outcome: str | None, reason: str | None, code: int) -> str:
-    """Trailer outcome and reason (EXIT-2, LOG-42 `iteration_end`) to the LOG-32 status."""
+    """The record's status, from the trailer's outcome and reason (EXIT-2, LOG-32, LOG-42)."""
     match (outcome or "").lower():
         case "success" | "rate_limited" | "fatal" as plain:
             return plain

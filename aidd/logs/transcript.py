@@ -61,7 +61,8 @@ class Transcript:
         self._aidd_lines("[aidd] ", text, style="bold" if text.startswith("---") else "")
 
     def _aidd_lines(self, prefix: str, text: str, style: str) -> None:
-        """Every line gets the prefix, so LOG-4's removal recovers the agent's bytes exactly."""
+        """Every line gets the prefix, so dropping the prefixed lines (LOG-4) recovers the agent's
+        bytes exactly."""
         lines = [prefix + part for part in (text.splitlines() or [""])]
         with self._lock:
             lead = b"" if self._log_at_line_start else b"\n"

@@ -24,7 +24,8 @@ class FeatureStatus(Enum):
     IN_PROGRESS = "in_progress"
 
 
-# FEA-11; used with fullmatch, so no anchors and no trailing-newline loophole.
+# The feature id grammar (FEA-11); used with fullmatch, so no anchors and no trailing-newline
+# loophole.
 ID_RE = re.compile(
     r"(?:feature|spernakit|audit-[a-z]+(?:-[a-z]+)*)-[0-9]+-[a-zA-Z0-9-]+"
     r"|remediation(?:-[0-9]+)?-[a-zA-Z0-9-]+"

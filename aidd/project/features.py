@@ -50,7 +50,8 @@ class FeatureFile:
     parse_error: str | None
     feature: Feature | None  # None when the file fails the structural check
     waiting_approval: bool
-    errors: tuple[str, ...] = ()  # FEA-10 messages; only `load_features(validate=True)` fills them
+    # The rule violations (FEA-10); only `load_features(validate=True)` fills them.
+    errors: tuple[str, ...] = ()
 
     @property
     def path(self) -> Path:
@@ -106,8 +107,8 @@ def to_feature(data: Any) -> Feature | None:
 def load_features(paths: ProjectPaths, *, validate: bool = True) -> list[FeatureFile]:
     """Every `features/**/feature.json`, sorted by path; [] when `features/` is missing.
 
-    With `validate`, each file carries its FEA-10 errors; dependencies resolve against the ids of
-    every file that parsed.
+    With `validate`, each file carries its rule violations (FEA-10); dependencies resolve
+    against the ids of every file that parsed.
     """
     with _gc_paused():
         root = project_root(paths)
@@ -170,7 +171,7 @@ def _dir_name(path: str) -> str:
 
 
 def duplicate_ids(files: list[FeatureFile]) -> dict[str, list[FeatureFile]]:
-    """Ids used by more than one file (a warning in FEA-20)."""
+    """Ids used by more than one file (`--check-features` warns about them, FEA-20)."""
     by_id: dict[str, list[FeatureFile]] = {}
     for f in files:
         fid = f.feature_id
@@ -180,6 +181,6 @@ def duplicate_ids(files: list[FeatureFile]) -> dict[str, list[FeatureFile]]:
 
 
 def is_unfixed(file: FeatureFile) -> bool:
-    """AUD-40: a finding whose `passes` is not true; an unparsable file is unfixed."""
+    """A finding whose `passes` is not true; an unparsable file is unfixed too (AUD-40)."""
     data = file.object
     return data is None or data.get("passes") is not True

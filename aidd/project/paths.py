@@ -1,4 +1,4 @@
-"""Every path under a project's .automaker/ in one frozen record (layout.md LAY-10)."""
+"""Every path under a project's .automaker/ in one frozen record (LAY-10)."""
 
 from __future__ import annotations
 

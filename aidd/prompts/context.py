@@ -1,4 +1,4 @@
-"""The typed template context: exactly the variables of PRM-20, as frozen records.
+"""The typed template context: exactly the variables a template may use (PRM-20), as records.
 
 `PromptContext.to_dict()` turns the records into the mapping Jinja sees. Nested records become
 `Namespace` dicts that know their dotted path, so an undefined `audit.nme` is reported by that

@@ -62,7 +62,7 @@ class CascadeState:
     todo: bool = False
     validate: bool = False
     in_progress: bool = False
-    onboarding_complete: bool = False  # LAY-17
+    onboarding_complete: bool = False  # features, app_spec.txt, CHANGELOG.md (LAY-17)
     existing_codebase: bool = False  # recorded origin is `existing` (LAY-16)
 
 
@@ -80,7 +80,8 @@ class Selection:
 
 
 def select_prompt(state: CascadeState) -> Selection:
-    """The rows of PRM-1 in order, the first match wins; remediation comes first (PRM-2)."""
+    """Which prompt this iteration sends: the rules below in order, the first match wins;
+    remediation comes first (PRM-1, PRM-2)."""
     rows = (
         (state.remediation, Selection(PromptKind.CODING, "remediation phase", remediation=True)),
         (bool(state.directive), Selection(PromptKind.DIRECTIVE, "--prompt")),
@@ -112,7 +113,8 @@ def mode_conflict(
     validate: bool = False,
     in_progress: bool = False,
 ) -> str | None:
-    """The one startup line of PRM-3 when several mode flags compete, else None."""
+    """The one start-up line saying which mode flag wins when several compete, else None
+    (PRM-3)."""
     given = [
         name
         for name, on in (
@@ -140,7 +142,8 @@ class ModelOptions:
 
 
 def choose_model(role: ModelRole, options: ModelOptions) -> str | None:
-    """PRM-30. None means: pass no model flag, the CLI uses its default."""
+    """The model a prompt of `role` runs with (PRM-30). None means: pass no model flag, the CLI
+    uses its default."""
     code = options.code_model or options.model or None
     match role:
         case ModelRole.INIT:
