@@ -1,12 +1,5 @@
 """The terminal side of aidd's output: it never stops the run, whether the terminal is closed
-(SUP-82) or just not reading (a full pipe, Ctrl-S, a frozen ssh session: issue 13 item 3).
-
-A pipe, terminal or socket is written by a thread of its own from a bounded buffer; when the
-reader falls that far behind, new output is dropped and counted, and one note says how much
-where it went missing. Timers, signals and `.stop` never wait for the terminal; the iteration
-log (written elsewhere) stays complete. A regular file or an in-memory stream cannot stall, so
-it is written directly.
-"""
+(SUP-82) or just not reading (a full pipe, Ctrl-S, a frozen ssh session: issue 13 item 3)."""
 
 from __future__ import annotations
 
@@ -21,6 +14,12 @@ from typing import BinaryIO
 
 from aidd.errors import AiddError
 from aidd.fsio import write_crash_file
+
+# A pipe, terminal or socket is written by a thread of its own from a bounded buffer; when the
+# reader falls that far behind, new output is dropped and counted, and one note says how much
+# where it went missing. Timers, signals and `.stop` never wait for the terminal; the iteration
+# log (written elsewhere) stays complete. A regular file or an in-memory stream cannot stall, so
+# it is written directly.
 
 CAPACITY = 4 << 20  # bytes waiting for a slow terminal before output is dropped
 CLOSE_WAIT_S = 2.0  # at exit, how long a stalled terminal may hold aidd up

@@ -1,13 +1,6 @@
-"""Files inside the project, which is untrusted ground (README "Security model", REL-4).
-
-The project directory itself is the user's choice and trusted; everything below it may have
-been planted by a cloned repository or the agent. So every path aidd writes is reached from the
-project root one directory at a time with O_NOFOLLOW (a symlinked `.automaker` or subdirectory
-is refused, never followed), files are created or appended to with O_NOFOLLOW and must be
-regular files with one link, and whole files are replaced atomically (temp file + fsync +
-rename, LAY-12) in that verified directory. Reads open without blocking (a FIFO cannot hang
-aidd), must land on a regular file inside the project, and are capped in size.
-"""
+"""Files inside the project, which is untrusted ground (README "Security model", REL-4): every
+write reached from the project root without following a link, whole files replaced atomically,
+reads that never block and stay inside the project."""
 
 from __future__ import annotations
 
@@ -20,6 +13,14 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
+
+# The project directory itself is the user's choice and trusted; everything below it may have
+# been planted by a cloned repository or the agent. So every path aidd writes is reached from the
+# project root one directory at a time with O_NOFOLLOW (a symlinked `.automaker` or subdirectory
+# is refused, never followed), files are created or appended to with O_NOFOLLOW and must be
+# regular files with one link, and whole files are replaced atomically (temp file + fsync +
+# rename, LAY-12) in that verified directory. Reads open without blocking (a FIFO cannot hang
+# aidd), must land on a regular file inside the project, and are capped in size.
 
 TMP_PREFIX = ".aidd-tmp-"
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC

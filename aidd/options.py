@@ -1,8 +1,5 @@
-"""The flag table: one record per option, shared by Click, config files and AIDD_* vars.
-
-Each value is checked by `convert`, whatever its source, so a flag, a YAML key and an environment
-variable obey the same rules (CLI-1..5, CLI-32..34).
-"""
+"""The flag table: one record per option, shared by Click, config files and AIDD_* vars, each
+value checked by `convert` whatever its source (CLI-1..5, CLI-32..34)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
 """Log cleaning (LOG-20..22): strip terminal control bytes, box-drawing lines and blank runs.
-
-Works on bytes (invalid UTF-8 is kept) and streams with bounded memory. Two stages:
-`_ControlStripper` removes escape sequences and C0 controls and turns every `\\r` into a line
-break; `_LineFilter` drops box-drawing-only lines and collapses runs of blank lines. Both carry
-their state across chunk boundaries, so the result never depends on how the input was split.
-"""
+Works on bytes (invalid UTF-8 is kept) and streams with bounded memory."""
 
 from __future__ import annotations
 
@@ -16,6 +11,11 @@ from pathlib import Path
 from typing import BinaryIO
 
 from aidd.fsio import atomic_file
+
+# Two stages: `_ControlStripper` removes escape sequences and C0 controls and turns every `\r`
+# into a line break; `_LineFilter` drops box-drawing-only lines and collapses runs of blank
+# lines. Both carry their state across chunk boundaries, so the result never depends on how the
+# input was split.
 
 CHUNK_SIZE = 256 * 1024
 _MAX_STRING = 4096  # longest OSC/DCS body we recognise; real titles and hyperlinks are far shorter

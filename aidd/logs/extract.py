@@ -1,26 +1,5 @@
-"""Structured extraction of one attempt's log into `<log base>.json` (LOG-30..33).
-
-Tool calls, results, tokens and cost come from the raw JSON events in the log (claude stream-json;
-opencode/kilo `--format json`); text patterns are a fallback for non-JSON lines only. Rendered
-`» ` lines are skipped (they repeat the events). Works on raw and on cleaned logs.
-
-aidd's own lines read here (all optional, matched case-insensitively, extra text ignored):
-
-    [aidd] Iteration <i>[ of <N>] ... (log <NNN>)       iterationNumber = NNN (else the file name)
-    [aidd] Prompt: <kind> ...                           promptType (fallback, see next line)
-    [aidd HH:MM:SS] Sending <kind> prompt to <CLI> ...  promptType (preferred)
-    [aidd] CLI: <opencode|kilocode|claude-code> ...     cli (also `kilo`, `claude`, `Claude Code`;
-                                                        else the trailer's name, else the events)
-    [aidd] Project: <dir>                               paths under <dir> become relative
-    [aidd] Started: <ISO 8601>                          timestamps.start
-    [aidd] Finished: <ISO 8601>                         timestamps.end
-    [aidd] <CLI name> finished: result <code> (<outcome>, <reason>) after <Xh Ym Zs>
-                                                        outcome; duration when no start/end
-    [aidd HH:MM:SS] ... <n> consecutive failure(s) ...  outcome.failureCount
-    [aidd HH:MM:SS] ERROR <message>                     errors (type from the message)
-
-Without a `Project:` line, a log at `<dir>/.automaker/iterations/NNN.log` implies `<dir>`.
-"""
+"""Structured extraction of one attempt's log into `<log base>.json` (LOG-30..33); works on raw
+and on cleaned logs."""
 
 from __future__ import annotations
 
@@ -36,6 +15,27 @@ from aidd.errors import ExitCode, NotFoundError
 from aidd.fsio import read_file, write_atomic
 from aidd.logs.cleaning import clean_bytes
 from aidd.project import limits
+
+# Tool calls, results, tokens and cost come from the raw JSON events in the log (claude stream-json;
+# opencode/kilo `--format json`); text patterns are a fallback for non-JSON lines only. Rendered
+# `» ` lines are skipped (they repeat the events).
+#
+# aidd's own lines read here (all optional, matched case-insensitively, extra text ignored):
+#
+#     [aidd] Iteration <i>[ of <N>] ... (log <NNN>)       iterationNumber = NNN (else the file name)
+#     [aidd] Prompt: <kind> ...                           promptType (fallback, see next line)
+#     [aidd HH:MM:SS] Sending <kind> prompt to <CLI> ...  promptType (preferred)
+#     [aidd] CLI: <opencode|kilocode|claude-code> ...     cli (also `kilo`, `claude`, `Claude Code`;
+#                                                         else the trailer's name, else the events)
+#     [aidd] Project: <dir>                               paths under <dir> become relative
+#     [aidd] Started: <ISO 8601>                          timestamps.start
+#     [aidd] Finished: <ISO 8601>                         timestamps.end
+#     [aidd] <CLI name> finished: result <code> (<outcome>, <reason>) after <Xh Ym Zs>
+#                                                         outcome; duration when no start/end
+#     [aidd HH:MM:SS] ... <n> consecutive failure(s) ...  outcome.failureCount
+#     [aidd HH:MM:SS] ERROR <message>                     errors (type from the message)
+#
+# Without a `Project:` line, a log at `<dir>/.automaker/iterations/NNN.log` implies `<dir>`.
 
 VERSION = "1.0"
 _CLI_NAMES = {"opencode": "OpenCode", "kilocode": "Kilo Code", "claude-code": "Claude Code"}

@@ -1,8 +1,5 @@
-"""One attempt's NNN.log and its console mirror (LOG-3, LOG-5, LOG-6).
-
-The log gets the agent's bytes unchanged; every line aidd adds starts with `[aidd` or `» `,
-preceded by one newline when the agent's last byte was not one (LOG-3).
-"""
+"""One attempt's NNN.log and its console mirror (LOG-3, LOG-5, LOG-6): the agent's bytes
+unchanged, and every line aidd adds starting with `[aidd` or `» ` on a line of its own."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Copying into the project for the copy lists: one file, or a directory tree mirrored (LAY-35).
-
-Every file lands through `fsio.atomic_file` (a temp file renamed over the old one, reached from
-the project root without following a link); a source that is a FIFO or device is refused.
-"""
+"""Copying into the project for the copy lists: one file, or a directory tree mirrored (LAY-35),
+every file through `fsio.atomic_file`; a source that is a FIFO or device is refused."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
 """Copies into the project that never overwrite: scaffolding (LAY-21), artifacts (LAY-23), and
-the spec copy of initializer iterations (LAY-22).
-
-Nothing here follows a symlink it finds in the project: an existing entry (a link included) is
-left alone, so no copy can land outside the project (REL-4).
-"""
+the spec copy of initializer iterations (LAY-22)."""
 
 from __future__ import annotations
 
@@ -14,6 +10,9 @@ from pathlib import Path
 from aidd.fsio import make_dirs, write_atomic
 from aidd.project.paths import ProjectPaths
 from aidd.resources import data_dir
+
+# Nothing here follows a symlink it finds in the project: an existing entry (a link included) is
+# left alone, so no copy can land outside the project (REL-4).
 
 PLACEHOLDER = ".gitkeep"
 

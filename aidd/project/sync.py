@@ -1,9 +1,6 @@
 """Syncing the copy lists into the project (LAY-30..36): which targets are allowed, then the
-directories mirrored and the files copied, every problem a warning naming `file:line`.
-
-Nothing here raises for a sync problem. Every write lands strictly inside the project, outside
-`.git/` and aidd's run files, and never through a symlink (REL-4).
-"""
+directories mirrored and the files copied. Every problem is a warning naming `file:line`,
+never an exception; every write stays inside the project, outside `.git/` and aidd's files."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""The typed template context: exactly the variables a template may use (PRM-20), as records.
-
-`PromptContext.to_dict()` turns the records into the mapping Jinja sees. Nested records become
-`Namespace` dicts that know their dotted path, so an undefined `audit.nme` is reported by that
-name rather than as "dict object has no attribute".
-"""
+"""The typed template context: exactly the variables a template may use (PRM-20), as records."""
 
 from __future__ import annotations
 
@@ -14,6 +9,10 @@ from typing import Any
 
 from aidd.project.paths import ProjectPaths
 from aidd.prompts.select import PromptKind
+
+# `PromptContext.to_dict()` turns the records into the mapping Jinja sees. Nested records become
+# `Namespace` dicts that know their dotted path, so an undefined `audit.nme` is reported by that
+# name rather than as "dict object has no attribute".
 
 CLI_DISPLAY_NAMES = {
     "opencode": "OpenCode",
