@@ -10,13 +10,13 @@ import itertools
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import click
 
 from aidd import __version__
 from aidd.config import Actions, Settings, load_settings
+from aidd.console import report_traceback
 from aidd.errors import AiddError, CrashReported, ExitCode, UsageError
 from aidd.options import OPTIONS, Kind, Option, OptionValueError, convert
 
@@ -135,19 +135,9 @@ def parse_args(args: Sequence[str], environ: dict[str, str] | None = None) -> Se
 
 
 def _report_crash(exc: BaseException, settings: Settings | None) -> None:
-    import traceback  # lazy: only a crash needs it
-
-    from aidd.fsio import write_crash_file
-
-    text = "".join(traceback.format_exception(exc))
-    target: Path | None = None
-    if settings is not None and (settings.project_dir / ".automaker").is_dir():
-        target = write_crash_file(settings.project_dir, text)
-    if target is None:
-        sys.stderr.write(text)
-        _error(f"internal error: {exc!r} (traceback above)")
-    else:
-        _error(f"internal error: {exc!r}; traceback in {target}")
+    target = report_traceback(exc, settings.project_dir if settings is not None else None)
+    _error(f"internal error: {exc!r}; traceback in {target}" if target is not None
+           else f"internal error: {exc!r} (traceback above)")
 
 
 def _error(message: str) -> None:

@@ -1,12 +1,5 @@
 """The terminal side of aidd's output: it never stops the run, whether the terminal is closed
-(SUP-82) or just not reading (a full pipe, Ctrl-S, a frozen ssh session: issue 13 item 3).
-
-A pipe, terminal or socket is written by a thread of its own from a bounded buffer; when the
-reader falls that far behind, new output is dropped and counted, and one note says how much
-where it went missing. Timers, signals and `.stop` never wait for the terminal; the iteration
-log (written elsewhere) stays complete. A regular file or an in-memory stream cannot stall, so
-it is written directly.
-"""
+(SUP-82) or just not reading (a full pipe, Ctrl-S, a frozen ssh session: issue 13 item 3)."""
 
 from __future__ import annotations
 
@@ -16,9 +9,17 @@ import os
 import stat
 import sys
 import threading
+from pathlib import Path
 from typing import BinaryIO
 
 from aidd.errors import AiddError
+from aidd.fsio import write_crash_file
+
+# A pipe, terminal or socket is written by a thread of its own from a bounded buffer; when the
+# reader falls that far behind, new output is dropped and counted, and one note says how much
+# where it went missing. Timers, signals and `.stop` never wait for the terminal; the iteration
+# log (written elsewhere) stays complete. A regular file or an in-memory stream cannot stall, so
+# it is written directly.
 
 CAPACITY = 4 << 20  # bytes waiting for a slow terminal before output is dropped
 CLOSE_WAIT_S = 2.0  # at exit, how long a stalled terminal may hold aidd up
@@ -133,6 +134,23 @@ def print_out(text: str) -> None:
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115, PTH123 - a sink for exit
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         raise AiddError(f"cannot write to standard output ({why})") from None
+
+
+def report_traceback(exc: BaseException, root: Path | None) -> Path | None:
+    """Keep an internal error's traceback for the user (REL-20): in a new crash file under
+    `root/.automaker`, else (no project, a full disk) on standard error. The crash file, or
+    None when it went to standard error."""
+    # Imported here: traceback (with tokenize and linecache) costs ~5 ms of every start-up
+    # (measured with -X importtime), and only a crash needs it.
+    import traceback
+
+    text = "".join(traceback.format_exception(exc))
+    path = write_crash_file(root, text) if root is not None else None
+    if path is None:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(text)
+            sys.stderr.flush()
+    return path
 
 
 _STYLES = {"dim": "\x1b[2m", "warn": "\x1b[33m", "error": "\x1b[31m", "bold": "\x1b[1m"}

@@ -1,4 +1,4 @@
-"""Exit codes and the errors that carry them (exit-codes.md); the one place numbers live."""
+"""Exit codes and the errors that carry them; the one place the numbers live."""
 
 from __future__ import annotations
 
@@ -65,3 +65,9 @@ class CrashReported(Exception):
         super().__init__(str(log))
         self.log = log
         self.summary = summary  # e.g. "OSError: [Errno 28] No space left on device"
+
+
+def shown(value: object, limit: int = 80) -> str:
+    """A value as an error message may quote it: never a whole megabyte (issue 13 item 14)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from aidd.clock import Clock, SystemClock
 from aidd.fsio import open_file, write_all
 
 SCHEMA_VERSION = 1
@@ -20,35 +21,39 @@ def make_run_id(started: datetime, pid: int) -> str:
 class EventLog:
     """Each event is one `write` to a file opened O_APPEND (never through a link, fsio), so
     lines never interleave or tear (except the very last one when aidd is SIGKILLed mid-write
-    or the disk fills; readers skip it, and the next run starts on a fresh line)."""
+    or the disk fills; readers skip it, and the next run starts on a fresh line). Times come
+    from `clock`, the run's."""
 
-    def __init__(self, path: Path | None, run_id: str, *, root: Path | None = None) -> None:
+    def __init__(self, path: Path, run_id: str, *, root: Path | None = None,
+                 clock: Clock | None = None) -> None:
         self.path = path
-        self.root = root if root is not None else (path.parent if path else Path())
+        self.root = root if root is not None else path.parent
         self.run_id = run_id
-        self.emitted: list[dict[str, Any]] = []
+        self._clock = clock or SystemClock()
         self._line_start_checked = False
 
-    def emit(self, event: str, **fields: Any) -> dict[str, Any]:
+    def emit(self, event: str, **fields: Any) -> None:
         record: dict[str, Any] = {
             "v": SCHEMA_VERSION,
-            "ts": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "ts": _stamp(self._clock.now()),
             "run": self.run_id,
             "event": event,
             **fields,
         }
-        self.emitted.append(record)
-        if self.path is not None:
-            line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
-            # read-write for one pread of the last byte (a torn line, item 12)
-            fd = open_file(self.root, self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
-            try:
-                lead = b"" if self._line_start_checked else _fresh_line(fd)
-                self._line_start_checked = True
-                write_all(fd, lead + line.encode("utf-8", "replace"))
-            finally:
-                os.close(fd)
-        return record
+        line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+        # read-write for one pread of the last byte (a torn line, issue 13 item 12)
+        fd = open_file(self.root, self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
+        try:
+            lead = b"" if self._line_start_checked else _fresh_line(fd)
+            self._line_start_checked = True
+            write_all(fd, lead + line.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+
+
+def _stamp(now: datetime) -> str:
+    """UTC with milliseconds and a `Z`: `2026-11-22T12:00:00.000Z` (LOG-41)."""
+    return now.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _fresh_line(fd: int) -> bytes:

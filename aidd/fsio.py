@@ -1,13 +1,6 @@
-"""Files inside the project, which is untrusted ground (README "Security model", REL-4).
-
-The project directory itself is the user's choice and trusted; everything below it may have
-been planted by a cloned repository or the agent. So every path aidd writes is reached from the
-project root one directory at a time with O_NOFOLLOW (a symlinked `.automaker` or subdirectory
-is refused, never followed), files are created or appended to with O_NOFOLLOW and must be
-regular files with one link, and whole files are replaced atomically (temp file + fsync +
-rename, LAY-12) in that verified directory. Reads open without blocking (a FIFO cannot hang
-aidd), must land on a regular file inside the project, and are capped in size.
-"""
+"""Files inside the project, which is untrusted ground (README "Security model", REL-4): every
+write reached from the project root without following a link, whole files replaced atomically,
+reads that never block and stay inside the project."""
 
 from __future__ import annotations
 
@@ -16,8 +9,18 @@ import errno
 import os
 import secrets
 import stat
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
+
+# The project directory itself is the user's choice and trusted; everything below it may have
+# been planted by a cloned repository or the agent. So every path aidd writes is reached from the
+# project root one directory at a time with O_NOFOLLOW (a symlinked `.automaker` or subdirectory
+# is refused, never followed), files are created or appended to with O_NOFOLLOW and must be
+# regular files with one link, and whole files are replaced atomically (temp file + fsync +
+# rename, LAY-12) in that verified directory. Reads open without blocking (a FIFO cannot hang
+# aidd), must land on a regular file inside the project, and are capped in size.
 
 TMP_PREFIX = ".aidd-tmp-"
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
@@ -189,30 +192,62 @@ def write_all(fd: int, data: bytes) -> None:
 
 def write_atomic(path: Path, data: bytes | str, mode: int | None = None, *,
                  root: Path) -> None:
-    """Replace `path` with `data` so a reader (or a crash) sees the old or the new file. The
-    rename replaces a planted symlink or hard link itself, never what it points to."""
-    payload = data.encode() if isinstance(data, str) else data
+    """Replace `path` with `data` so a reader (or a crash) sees the old or the new file."""
+    with atomic_file(root, path, mode) as out:
+        out.file.write(data.encode() if isinstance(data, str) else data)
+
+
+class AtomicFile:
+    """The temp file `atomic_file` yields: write through `file`; set `times_ns` to give the
+    result those (atime, mtime), or `discard()` to leave the old file as it is."""
+
+    def __init__(self, file: BinaryIO, mode: int) -> None:
+        self.file = file
+        self.mode = mode
+        self.times_ns: tuple[int, int] | None = None
+        self.discarded = False
+
+    def discard(self) -> None:
+        self.discarded = True
+
+
+@contextlib.contextmanager
+def atomic_file(root: Path, path: Path, mode: int | None = None) -> Iterator[AtomicFile]:
+    """A temp file next to `path` (below `root`, reached without following a link) that
+    replaces `path` when the block ends: written, fsynced, given `mode` (default: the old
+    file's, else 0644), renamed. A reader (or a crash) sees the old or the new file; an
+    exception or `discard()` leaves the old one and removes the temp file. The rename replaces
+    a planted symlink or hard link itself, never what it points to (LAY-12)."""
     dirfd = _parent_fd(root, path, create=False)
     try:
-        if mode is None:  # keep the old file's mode, else an ordinary 0644
-            mode = _old_mode(dirfd, path.name)
         tmp = TMP_PREFIX + secrets.token_hex(6)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                      0o600, dir_fd=dirfd)
         try:
-            try:
-                write_all(fd, payload)
-                os.fsync(fd)
-                os.fchmod(fd, mode)
-            finally:
-                os.close(fd)
-            os.rename(tmp, path.name, src_dir_fd=dirfd, dst_dir_fd=dirfd)
+            with os.fdopen(fd, "wb") as file:
+                out = AtomicFile(file, _old_mode(dirfd, path.name) if mode is None else mode)
+                yield out
+                if not out.discarded:
+                    _finish(file, out)
+            if out.discarded:
+                os.unlink(tmp, dir_fd=dirfd)
+            else:
+                os.rename(tmp, path.name, src_dir_fd=dirfd, dst_dir_fd=dirfd)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp, dir_fd=dirfd)
             raise
     finally:
         os.close(dirfd)
+
+
+def _finish(file: BinaryIO, out: AtomicFile) -> None:
+    file.flush()
+    fd = file.fileno()
+    os.fsync(fd)
+    os.fchmod(fd, out.mode)
+    if out.times_ns is not None:
+        os.utime(fd, ns=out.times_ns)
 
 
 def _old_mode(dirfd: int, name: str) -> int:
@@ -281,11 +316,6 @@ def read_file(root: Path, path: Path, limit: int) -> bytes:
         os.close(fd)
 
 
-def read_text(root: Path, path: Path, limit: int) -> str:
-    """`read_file` decoded as UTF-8 (undecodable bytes replaced, never an error)."""
-    return read_file(root, path, limit).decode("utf-8", "replace")
-
-
 def _real_path(fd: int, path: Path) -> str:
     """Where the open file really is: /proc knows (no race); elsewhere ask realpath."""
     try:
@@ -313,8 +343,6 @@ def write_crash_file(root: Path, text: str) -> Path | None:
     """`.automaker/aidd-crash-<UTC time>-<pid>[-N].txt` holding `text`, never overwriting an
     earlier one; None when it could not be written whole (a full disk leaves no empty file
     named in a message)."""
-    import time  # lazy: only a crash gets here
-
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     automaker = root / ".automaker"
     for n in range(100):

@@ -1,8 +1,5 @@
-"""The flag table (cli.md): one record per option, shared by Click, config files and AIDD_* vars.
-
-Each value is checked by `convert`, whatever its source, so a flag, a YAML key and an environment
-variable obey the same rules (CLI-1..5, CLI-32..34).
-"""
+"""The flag table: one record per option, shared by Click, config files and AIDD_* vars, each
+value checked by `convert` whatever its source (CLI-1..5, CLI-32..34)."""
 
 from __future__ import annotations
 
@@ -13,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from aidd.agents.registry import ADAPTERS
+from aidd.audits.names import is_audit_name
+from aidd.errors import shown
 
 
 @unique
@@ -59,7 +58,6 @@ CLI_NAMES = tuple(ADAPTERS)  # the registry is the one list of CLIs
 INT_MAX = 2**31 - 1
 _INT_RE = re.compile(r"[0-9]+")
 _MODEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@+=\[\]-]{0,199}")
-_AUDIT_RE = re.compile(r"[A-Za-z]+([_-][A-Za-z]+)*")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -110,13 +108,6 @@ OPTIONS: tuple[Option, ...] = (
     Option("extract-structured", Kind.SWITCH, False, _G, "write iterations/NNN.json per attempt"),
 )
 BY_NAME = {opt.name: opt for opt in OPTIONS}
-LIST_NAMES = tuple(o.name for o in OPTIONS if o.kind is Kind.LIST)
-
-
-def shown(value: object, limit: int = 80) -> str:
-    """A value as an error message may quote it: never a whole megabyte (issue 13 item 14)."""
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
 def convert(opt: Option, raw: Any, base: Path | None = None) -> Any:
@@ -203,7 +194,7 @@ def _list(opt: Option, raw: Any, _base: Path | None) -> tuple[str, ...]:
     if not out:
         raise OptionValueError("names no audit")
     for name in out:
-        if not _AUDIT_RE.fullmatch(name):
+        if not is_audit_name(name):
             raise OptionValueError(f"{name!r} is not a valid audit name (letters, '_' or '-')")
     return tuple(dict.fromkeys(out))
 

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import yaml
 
+from aidd.audits.names import is_audit_name, kebab, normalize_name
 from aidd.errors import NotFoundError, UsageError, ValidationError
 from aidd.fsio import read_file, write_atomic
 from aidd.project import jsonfile, limits
@@ -20,7 +21,6 @@ from aidd.project.paths import ProjectPaths
 from aidd.prompts.context import AuditInfo, InvalidFinding
 from aidd.resources import data_dir
 
-NAME_RE = re.compile(r"[A-Za-z]+(?:[_-][A-Za-z]+)*")
 SEVERITY_REFERENCE = "SEVERITY_CLASSIFICATION"
 _LINK_RE = re.compile(r"\(\./([^()/\s]+)\.md\)")
 _FENCE = "---"
@@ -66,20 +66,6 @@ class AuditDefinition:
         return self.type is AuditType.AUDIT
 
 
-def normalize_name(raw: str) -> str:
-    """AUD-2: strip a trailing `.md`; anything outside the grammar is a usage error (exit 2)."""
-    name = raw.strip().removesuffix(".md")
-    if not NAME_RE.fullmatch(name):
-        raise UsageError(
-            f"invalid audit name {raw!r}: use letters with single '_' or '-' between words"
-        )
-    return name
-
-
-def kebab(name: str) -> str:
-    return name.lower().replace("_", "-")
-
-
 def available(paths: ProjectPaths | None) -> dict[str, Path]:
     """Every definition file by name, shipped then project-local (which wins, AUD-1)."""
     found: dict[str, Path] = {}
@@ -89,7 +75,7 @@ def available(paths: ProjectPaths | None) -> dict[str, Path]:
     for directory in dirs:
         if directory.is_dir():
             for path in directory.glob("*.md"):
-                if path.is_file() and NAME_RE.fullmatch(path.stem):
+                if path.is_file() and is_audit_name(path.stem):
                     found[path.stem] = path
     return dict(sorted(found.items()))
 
@@ -256,11 +242,11 @@ def _check_informational(meta: dict[str, Any], path: Path) -> None:
 
 def companions(definition: AuditDefinition, paths: ProjectPaths | None) -> tuple[str, ...]:
     """Names copied with a definition: its `references`, its `(./NAME.md)` links (one level,
-    names that pass AUD-2 and exist), and the severity reference."""
+    valid audit names that exist), and the severity reference."""
     files = available(paths)
     linked = _LINK_RE.findall(definition.body)
     names = [*definition.references, *linked, SEVERITY_REFERENCE]
-    wanted = (n for n in names if NAME_RE.fullmatch(n) and n in files and n != definition.name)
+    wanted = (n for n in names if is_audit_name(n) and n in files and n != definition.name)
     return tuple(dict.fromkeys(wanted))
 
 

@@ -6,7 +6,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from aidd.audits.definitions import available, kebab
+from aidd.audits.definitions import available
+from aidd.audits.names import kebab
 from aidd.project.features import FeatureFile, load_features
 from aidd.project.paths import ProjectPaths
 from aidd.prompts.context import InvalidFinding
@@ -62,7 +63,8 @@ def check_findings(paths: ProjectPaths, audit_name: str, prefix: str,
 
 
 def finding_errors(file: FeatureFile, audit_name: str) -> tuple[str, ...]:
-    """FEA-10 errors plus the two rules of a finding written by this audit, each once."""
+    """The feature.json rule violations (FEA-10) plus the two rules of a finding written by this
+    audit (id = directory name, `auditSource` = the audit), each once."""
     errors = list(file.messages())
     data = file.object
     if data is not None:

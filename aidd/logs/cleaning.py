@@ -1,22 +1,21 @@
 """Log cleaning (LOG-20..22): strip terminal control bytes, box-drawing lines and blank runs.
-
-Works on bytes (invalid UTF-8 is kept) and streams with bounded memory. Two stages:
-`_ControlStripper` removes escape sequences and C0 controls and turns every `\\r` into a line
-break; `_LineFilter` drops box-drawing-only lines and collapses runs of blank lines. Both carry
-their state across chunk boundaries, so the result never depends on how the input was split.
-"""
+Works on bytes (invalid UTF-8 is kept) and streams with bounded memory."""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import re
-import tempfile
+import stat
 from pathlib import Path
 from typing import BinaryIO
 
-from aidd.fsio import TMP_PREFIX
+from aidd.fsio import atomic_file
+
+# Two stages: `_ControlStripper` removes escape sequences and C0 controls and turns every `\r`
+# into a line break; `_LineFilter` drops box-drawing-only lines and collapses runs of blank
+# lines. Both carry their state across chunk boundaries, so the result never depends on how the
+# input was split.
 
 CHUNK_SIZE = 256 * 1024
 _MAX_STRING = 4096  # longest OSC/DCS body we recognise; real titles and hyperlinks are far shorter
@@ -197,27 +196,17 @@ def clean_stream(src: BinaryIO, dst: BinaryIO, chunk_size: int = CHUNK_SIZE) -> 
     return seen_in.digest() != seen_out.digest()
 
 
-def clean_log(path: Path) -> str | None:
-    """Clean one log in place (atomic rename); on any failure keep the raw log, return a warning."""
-    tmp: Path | None = None
+def clean_log(path: Path, *, root: Path | None = None) -> str | None:
+    """Clean one log in place, atomically (`root`: the project, default the log's directory);
+    on any failure keep the raw log and return a warning."""
     try:
-        fd, name = tempfile.mkstemp(prefix=TMP_PREFIX, dir=path.parent)
-        tmp = Path(name)
-        with path.open("rb") as src, os.fdopen(fd, "wb") as dst:
-            changed = clean_stream(src, dst)
-            dst.flush()
-            os.fsync(dst.fileno())
-            mode = os.fstat(src.fileno()).st_mode & 0o7777
-        if changed:
-            tmp.chmod(mode)
-            tmp.replace(path)
-            tmp = None
+        with path.open("rb") as src:
+            mode = stat.S_IMODE(os.fstat(src.fileno()).st_mode)
+            with atomic_file(root or path.parent, path, mode) as out:
+                if not clean_stream(src, out.file):
+                    out.discard()  # already clean: leave the file (and its inode) alone
     # Cleaning runs on every exit path (EXIT-6), signals included: whatever goes wrong, the raw
     # log must survive and the shutdown must go on.
     except Exception as exc:
         return f"could not clean {path.name}: {exc}"
-    finally:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
     return None

@@ -1,26 +1,5 @@
-"""Structured extraction of one attempt's log into `<log base>.json` (LOG-30..33).
-
-Tool calls, results, tokens and cost come from the raw JSON events in the log (claude stream-json;
-opencode/kilo `--format json`); text patterns are a fallback for non-JSON lines only. Rendered
-`» ` lines are skipped (they repeat the events). Works on raw and on cleaned logs.
-
-aidd's own lines read here (all optional, matched case-insensitively, extra text ignored):
-
-    [aidd] Iteration <i>[ of <N>] ... (log <NNN>)       iterationNumber = NNN (else the file name)
-    [aidd] Prompt: <kind> ...                           promptType (fallback, see next line)
-    [aidd HH:MM:SS] Sending <kind> prompt to <CLI> ...  promptType (preferred)
-    [aidd] CLI: <opencode|kilocode|claude-code> ...     cli (also `kilo`, `claude`, `Claude Code`;
-                                                        else the trailer's name, else the events)
-    [aidd] Project: <dir>                               paths under <dir> become relative
-    [aidd] Started: <ISO 8601>                          timestamps.start
-    [aidd] Finished: <ISO 8601>                         timestamps.end
-    [aidd] <CLI name> finished: result <code> (<outcome>, <reason>) after <Xh Ym Zs>
-                                                        outcome; duration when no start/end
-    [aidd HH:MM:SS] ... <n> consecutive failure(s) ...  outcome.failureCount
-    [aidd HH:MM:SS] ERROR <message>                     errors (type from the message)
-
-Without a `Project:` line, a log at `<dir>/.automaker/iterations/NNN.log` implies `<dir>`.
-"""
+"""Structured extraction of one attempt's log into `<log base>.json` (LOG-30..33); works on raw
+and on cleaned logs."""
 
 from __future__ import annotations
 
@@ -31,21 +10,35 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from aidd.agents.registry import ADAPTERS
 from aidd.agents.toolcalls import Call, EventReader, ToolKind, classify_error
 from aidd.errors import ExitCode, NotFoundError
 from aidd.fsio import read_file, write_atomic
 from aidd.logs.cleaning import clean_bytes
 from aidd.project import limits
 
+# Tool calls, results, tokens and cost come from the raw JSON events in the log (claude stream-json;
+# opencode/kilo `--format json`); text patterns are a fallback for non-JSON lines only. Rendered
+# `» ` lines are skipped (they repeat the events).
+#
+# aidd's own lines read here (all optional, matched case-insensitively, extra text ignored):
+#
+#     [aidd] Iteration <i>[ of <N>] ... (log <NNN>)       iterationNumber = NNN (else the file name)
+#     [aidd] Prompt: <kind> ...                           promptType (fallback, see next line)
+#     [aidd HH:MM:SS] Sending <kind> prompt to <CLI> ...  promptType (preferred)
+#     [aidd] CLI: <opencode|kilocode|claude-code> ...     cli (also `kilo`, `claude`, `Claude Code`;
+#                                                         else the trailer's name, else the events)
+#     [aidd] Project: <dir>                               paths under <dir> become relative
+#     [aidd] Started: <ISO 8601>                          timestamps.start
+#     [aidd] Finished: <ISO 8601>                         timestamps.end
+#     [aidd] <CLI name> finished: result <code> (<outcome>, <reason>) after <Xh Ym Zs>
+#                                                         outcome; duration when no start/end
+#     [aidd HH:MM:SS] ... <n> consecutive failure(s) ...  outcome.failureCount
+#     [aidd HH:MM:SS] ERROR <message>                     errors (type from the message)
+#
+# Without a `Project:` line, a log at `<dir>/.automaker/iterations/NNN.log` implies `<dir>`.
+
 VERSION = "1.0"
-_CLI_NAMES = {"opencode": "OpenCode", "kilocode": "Kilo Code", "claude-code": "Claude Code"}
-_CLI_ALIASES = {
-    "opencode": "opencode",
-    "kilo": "kilocode",
-    "kilocode": "kilocode",
-    "claude": "claude-code",
-    "claudecode": "claude-code",
-}
 _ITERATION = re.compile(r"^\[aidd\] iteration\b.*?\blog (\d+)", re.I)
 _PROMPT = re.compile(r"^\[aidd\] prompt(?: kind)?: *([\w-]+)", re.I)
 _SENDING = re.compile(r"^\[aidd [\d:]+\] sending ([\w-]+) prompt to", re.I)
@@ -132,7 +125,7 @@ def _project_dir(log_path: Path, header: _Header) -> Path | None:
 
 
 def extract_log(log_path: Path, failure_count: int | None = None) -> dict[str, Any]:
-    """The LOG-32 record of one log. Raises OSError when the log cannot be read.
+    """The structured record of one log (LOG-32). Raises OSError when the log cannot be read.
 
     `failure_count` (the run's consecutive failures) beats what the log says.
     """
@@ -227,9 +220,18 @@ def _iteration_number(log_path: Path, header: _Header) -> int | None:
 
 def _cli(header: _Header, events: EventReader) -> dict[str, str] | None:
     named = header.values.get("cli") or (header.trailer.group(1) if header.trailer else None)
-    kind = _CLI_ALIASES.get(re.sub(r"[\s_-]", "", (named or "").lower()))
-    kind = kind or events.cli_hint or ""
-    return {"type": kind, "name": _CLI_NAMES[kind]} if kind in _CLI_NAMES else None
+    kind = _cli_aliases().get(_squeezed(named or "")) or events.cli_hint or ""
+    return {"type": kind, "name": ADAPTERS[kind].display_name} if kind in ADAPTERS else None
+
+
+def _squeezed(name: str) -> str:
+    return re.sub(r"[\s_-]", "", name.lower())
+
+
+def _cli_aliases() -> dict[str, str]:
+    """Every way a log names a CLI (its --cli value, binary or display name) -> --cli value."""
+    return {_squeezed(form): name for name, adapter in ADAPTERS.items()
+            for form in (name, adapter.binary, adapter.display_name)}
 
 
 def _parse_time(text: str | None) -> datetime | None:
@@ -286,7 +288,7 @@ def _outcome(log_path: Path, header: _Header) -> dict[str, Any]:
 
 
 def _status(outcome: str | None, reason: str | None, code: int) -> str:
-    """Trailer outcome and reason (EXIT-2, LOG-42 `iteration_end`) to the LOG-32 status."""
+    """The record's status, from the trailer's outcome and reason (EXIT-2, LOG-32, LOG-42)."""
     match (outcome or "").lower():
         case "success" | "rate_limited" | "fatal" as plain:
             return plain

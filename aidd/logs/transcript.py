@@ -1,8 +1,5 @@
-"""One attempt's NNN.log and its console mirror (LOG-3, LOG-5, LOG-6).
-
-The log gets the agent's bytes unchanged; every line aidd adds starts with `[aidd` or `» `,
-preceded by one newline when the agent's last byte was not one (LOG-3).
-"""
+"""One attempt's NNN.log and its console mirror (LOG-3, LOG-5, LOG-6): the agent's bytes
+unchanged, and every line aidd adds starting with `[aidd` or `» ` on a line of its own."""
 
 from __future__ import annotations
 
@@ -18,6 +15,16 @@ from aidd.fsio import open_append, write_all
 _LEVEL_STYLE = {"": "dim", "WARN": "warn", "ERROR": "error"}
 
 
+def message_prefix(now: datetime, level: str = "") -> str:
+    """How every line aidd says begins, in a log or on the console: `[aidd HH:MM:SS] `, then
+    the level (WARN, ERROR) if any."""
+    return f"[aidd {now.strftime('%H:%M:%S')}] " + (f"{level} " if level else "")
+
+
+def message_style(level: str) -> str:
+    return _LEVEL_STYLE.get(level, "dim")
+
+
 class Transcript:
     def __init__(self, path: Path, console: Console, now: Callable[[], datetime], *,
                  root: Path) -> None:
@@ -27,7 +34,6 @@ class Transcript:
         self._now = now
         self._log_at_line_start = True
         self._console_at_line_start = True
-        self.agent_bytes = 0
         # the stop watcher may add a message from its thread (SUP-90)
         self._lock = threading.Lock()
 
@@ -41,7 +47,6 @@ class Transcript:
 
     def _agent(self, data: bytes, echo: bool) -> None:
         self._write(data)
-        self.agent_bytes += len(data)
         self._log_at_line_start = data.endswith(b"\n")
         if echo:
             self._console.write(data)
@@ -54,16 +59,15 @@ class Transcript:
     # -- aidd's own lines ----------------------------------------------------------------
     def message(self, text: str, level: str = "") -> None:
         """`[aidd HH:MM:SS] [WARN|ERROR ]text`."""
-        stamp = self._now().strftime("%H:%M:%S")
-        prefix = f"[aidd {stamp}] " + (f"{level} " if level else "")
-        self._aidd_lines(prefix, text, style=_LEVEL_STYLE.get(level, "dim"))
+        self._aidd_lines(message_prefix(self._now(), level), text, style=message_style(level))
 
     def plain(self, text: str) -> None:
         """Header and trailer lines: `[aidd] text`."""
         self._aidd_lines("[aidd] ", text, style="bold" if text.startswith("---") else "")
 
     def _aidd_lines(self, prefix: str, text: str, style: str) -> None:
-        """Every line gets the prefix, so LOG-4's removal recovers the agent's bytes exactly."""
+        """Every line gets the prefix, so dropping the prefixed lines (LOG-4) recovers the agent's
+        bytes exactly."""
         lines = [prefix + part for part in (text.splitlines() or [""])]
         with self._lock:
             lead = b"" if self._log_at_line_start else b"\n"

@@ -9,22 +9,20 @@ import os
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum, unique
-from typing import TYPE_CHECKING
 
 from aidd.project import markers
 from aidd.project.featurerules import FeatureStatus
-from aidd.project.features import FeatureFile, counted_features, is_unfixed, load_features
+from aidd.project.features import FeatureFile, is_unfixed, load_features
+from aidd.project.filters import FeatureFilter, counted_features
 from aidd.project.markers import Marker
 from aidd.project.paths import ProjectPaths
 from aidd.project.todo import TodoSummary, read_todo
 
-if TYPE_CHECKING:
-    from aidd.project.filters import FeatureFilter
-
 
 @unique
 class FeatureVerdict(Enum):
-    """How one counted feature.json weighs on completion (the CMP-1 table)."""
+    """How one counted feature.json weighs on completion: only PASSING and WAITING_APPROVAL never
+    block it (CMP-1)."""
 
     PASSING = "passing"
     WAITING_APPROVAL = "waiting_approval"  # never blocks, even when malformed
@@ -61,11 +59,11 @@ class CompletionState:
     features_dir: bool
     counted: int
     failing: tuple[FailingFeature, ...]
-    blocking_todos: tuple[str, ...]  # CMP-20 blocking lines of .automaker/todo.md
+    blocking_todos: tuple[str, ...]  # the lines of .automaker/todo.md that block it (CMP-20)
 
     @property
     def complete(self) -> bool:
-        """CMP-2: at least one counted feature, none failing, no blocking TODO line."""
+        """At least one counted feature, none failing, no blocking TODO line (CMP-2)."""
         return self.counted > 0 and not self.failing and not self.blocking_todos
 
 
@@ -120,7 +118,9 @@ class CompletionVerdict:
 def completion_step(
     paths: ProjectPaths, filters: FeatureFilter | None, now: datetime
 ) -> CompletionVerdict:
-    """CMP-10 steps 1-6, at the top of a main-phase iteration."""
+    """The two-phase completion check at the top of a main-phase iteration (CMP-10): no
+    features/ drops the pending marker; complete confirms or starts pending; a failing feature
+    drops both markers; blocking TODO lines alone keep them."""
     state = evaluate(paths, filters)
     if not state.features_dir:
         removed = markers.remove_marker(paths, Marker.PENDING)
@@ -154,13 +154,13 @@ def _if(removed: bool, marker: Marker) -> tuple[Marker, ...]:
 
 
 def todo_mode_done(paths: ProjectPaths) -> bool:
-    """CMP-30, TODO mode: todo.md missing, or no actionable item and no `TODO:` marker."""
+    """TODO mode is done: todo.md missing, or no actionable item and no `TODO:` marker (CMP-30)."""
     todo = read_todo(paths.root, paths.todo)
     return todo is None or not todo.blocks
 
 
 def in_progress_done(paths: ProjectPaths, filters: FeatureFilter | None) -> bool:
-    """CMP-30, in-progress mode: no counted feature has `status: "in_progress"`."""
+    """In-progress mode is done: no counted feature has `status: "in_progress"` (CMP-30)."""
     counted = counted_features(load_features(paths, validate=False), filters)
     return not any(_in_progress(f) for f in counted)
 

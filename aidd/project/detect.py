@@ -22,7 +22,7 @@ class Origin(Enum):
 
 
 def has_existing_code(root: Path) -> bool:
-    """LAY-15: any top-level entry besides the ignored ones."""
+    """An existing codebase: any top-level entry besides the ignored ones (LAY-15)."""
     try:
         return any(entry.name not in IGNORED_ENTRIES for entry in root.iterdir())
     except (FileNotFoundError, NotADirectoryError):
@@ -30,7 +30,8 @@ def has_existing_code(root: Path) -> bool:
 
 
 def onboarding_complete(paths: ProjectPaths) -> bool:
-    """LAY-17: a feature.json at any depth, plus app_spec.txt and CHANGELOG.md files."""
+    """Onboarding is done: a feature.json at any depth, plus app_spec.txt and CHANGELOG.md files
+    (LAY-17)."""
     if not (paths.app_spec.is_file() and paths.changelog.is_file()):
         return False
     return paths.features.is_dir() and next(paths.features.rglob("feature.json"), None) is not None

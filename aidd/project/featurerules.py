@@ -24,7 +24,8 @@ class FeatureStatus(Enum):
     IN_PROGRESS = "in_progress"
 
 
-# FEA-11; used with fullmatch, so no anchors and no trailing-newline loophole.
+# The feature id grammar (FEA-11); used with fullmatch, so no anchors and no trailing-newline
+# loophole.
 ID_RE = re.compile(
     r"(?:feature|spernakit|audit-[a-z]+(?:-[a-z]+)*)-[0-9]+-[a-zA-Z0-9-]+"
     r"|remediation(?:-[0-9]+)?-[a-zA-Z0-9-]+"
@@ -44,10 +45,6 @@ _ENUMS: dict[str, tuple[str, ...]] = {
 }
 _PLAN_NUMBERS = ("version", "tasksCompleted", "tasksTotal")
 _PLAN_STATUSES = ("pending", "generating", "generated", "approved", "rejected")
-
-KNOWN_KEYS = frozenset(
-    (*_REQUIRED_TEXT, "title", "priority", "dependencies", "planSpec", *_BOOLEANS, *_STRINGS)
-) | frozenset((*_ARRAYS, *_ENUMS))
 
 
 def json_type(value: Any) -> str:

@@ -13,29 +13,12 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aidd.project import jsonfile
-from aidd.project.featurerules import ID_RE, KNOWN_KEYS, FeatureStatus, validate_feature
-from aidd.project.featurescan import FEATURE_FILE, candidates, project_root, read_feature
+from aidd.project.featurerules import FeatureStatus, validate_feature
+from aidd.project.featurescan import candidates, project_root, read_feature
 from aidd.project.paths import ProjectPaths
-
-if TYPE_CHECKING:  # filters imports this module; at run time only `.matches` is called
-    from aidd.project.filters import FeatureFilter
-
-__all__ = [
-    "FEATURE_FILE",
-    "ID_RE",
-    "Feature",
-    "FeatureFile",
-    "FeatureStatus",
-    "counted_features",
-    "duplicate_ids",
-    "is_unfixed",
-    "load_features",
-    "to_feature",
-    "validate_feature",
-]
 
 FINDING_PREFIX = "audit-"
 # A file that does not parse can still say it waits for approval (CMP-1 "even if malformed").
@@ -55,15 +38,6 @@ class Feature:
     status: FeatureStatus | None
     passes: bool
     priority: float | None
-    data: Mapping[str, Any]  # the whole JSON object, unknown keys included
-
-    @property
-    def extra(self) -> dict[str, Any]:
-        """Keys outside the AutoMaker schema (e.g. `affectedFiles`), kept on rewrite."""
-        return {k: v for k, v in self.data.items() if k not in KNOWN_KEYS}
-
-    def to_json(self) -> dict[str, Any]:
-        return dict(self.data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +50,8 @@ class FeatureFile:
     parse_error: str | None
     feature: Feature | None  # None when the file fails the structural check
     waiting_approval: bool
-    errors: tuple[str, ...] = ()  # FEA-10 messages; only `load_features(validate=True)` fills them
+    # The rule violations (FEA-10); only `load_features(validate=True)` fills them.
+    errors: tuple[str, ...] = ()
 
     @property
     def path(self) -> Path:
@@ -126,14 +101,14 @@ def to_feature(data: Any) -> Feature | None:
     priority = data.get("priority")
     if isinstance(priority, bool) or not isinstance(priority, int | float):
         priority = None
-    return Feature(fid, category, description, status, data.get("passes") is True, priority, data)
+    return Feature(fid, category, description, status, data.get("passes") is True, priority)
 
 
 def load_features(paths: ProjectPaths, *, validate: bool = True) -> list[FeatureFile]:
     """Every `features/**/feature.json`, sorted by path; [] when `features/` is missing.
 
-    With `validate`, each file carries its FEA-10 errors; dependencies resolve against the ids of
-    every file that parsed.
+    With `validate`, each file carries its rule violations (FEA-10); dependencies resolve
+    against the ids of every file that parsed.
     """
     with _gc_paused():
         root = project_root(paths)
@@ -196,7 +171,7 @@ def _dir_name(path: str) -> str:
 
 
 def duplicate_ids(files: list[FeatureFile]) -> dict[str, list[FeatureFile]]:
-    """Ids used by more than one file (a warning in FEA-20)."""
+    """Ids used by more than one file (`--check-features` warns about them, FEA-20)."""
     by_id: dict[str, list[FeatureFile]] = {}
     for f in files:
         fid = f.feature_id
@@ -205,14 +180,7 @@ def duplicate_ids(files: list[FeatureFile]) -> dict[str, list[FeatureFile]]:
     return {fid: fs for fid, fs in sorted(by_id.items()) if len(fs) > 1}
 
 
-def counted_features(files: list[FeatureFile], filters: FeatureFilter | None) -> list[FeatureFile]:
-    """Non-findings that pass the active filters: what completion and status count (CMP-1)."""
-    if filters is None or not filters.active:
-        return [f for f in files if not f.is_finding]
-    return [f for f in files if not f.is_finding and filters.matches(f)]
-
-
 def is_unfixed(file: FeatureFile) -> bool:
-    """AUD-40: a finding whose `passes` is not true; an unparsable file is unfixed."""
+    """A finding whose `passes` is not true; an unparsable file is unfixed too (AUD-40)."""
     data = file.object
     return data is None or data.get("passes") is not True

@@ -1,8 +1,4 @@
-"""Finding and reading every `features/**/feature.json` fast, never leaving the project (FEA-21).
-
-Symlinked directories are not walked; a symlinked feature.json is read only when it leads to a
-regular file inside the project (REL-4).
-"""
+"""Finding and reading every `features/**/feature.json` fast, never leaving the project (FEA-21)."""
 
 from __future__ import annotations
 
@@ -13,6 +9,9 @@ import stat
 from aidd.fsio import FileTooLargeError
 from aidd.project import limits
 from aidd.project.paths import ProjectPaths
+
+# Symlinked directories are not walked; a symlinked feature.json is read only when it leads to a
+# regular file inside the project (REL-4).
 
 FEATURE_FILE = "feature.json"
 _CHUNK = 1 << 16

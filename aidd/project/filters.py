@@ -9,9 +9,8 @@ from enum import Enum, unique
 from pathlib import Path
 from typing import Any
 
-from aidd.errors import NotFoundError, UsageError, ValidationError
+from aidd.errors import NotFoundError, UsageError, ValidationError, shown
 from aidd.fsio import read_file
-from aidd.options import shown
 from aidd.project import jsonfile, limits
 from aidd.project.features import FeatureFile, load_features
 from aidd.project.paths import ProjectPaths
@@ -121,10 +120,12 @@ class FeatureFilter:
         }
 
 
-def apply(filters: FeatureFilter | None, files: list[FeatureFile]) -> list[FeatureFile]:
+def counted_features(files: list[FeatureFile], filters: FeatureFilter | None) -> list[FeatureFile]:
+    """What completion and status count: the features, not the audit findings, that pass the
+    active filters (CMP-1)."""
     if filters is None or not filters.active:
-        return files
-    return [f for f in files if filters.matches(f)]
+        return [f for f in files if not f.is_finding]
+    return [f for f in files if not f.is_finding and filters.matches(f)]
 
 
 def parse_field_filter(field: str | None, value: str | None) -> FieldFilter | None:

@@ -1,16 +1,15 @@
-"""JSON read from the project, which is untrusted (issue 13 item 6): one rule for all of it.
-
-Python's json accepts a lone UTF-16 surrogate (`"\\ud83d"`), which no UTF-8 output can carry:
-such text is invalid here, as is nesting deep enough to exhaust the stack. Both raise
-ValueError, like any other invalid JSON, so a reader reports the file and never crashes.
-The YAML front matter of a project audit definition follows the same rule (`holds_surrogate`).
-"""
+"""JSON read from the project, which is untrusted (issue 13 item 6): one rule for all of it."""
 
 from __future__ import annotations
 
 import json
 import re
 from typing import Any
+
+# Python's json accepts a lone UTF-16 surrogate (`"\ud83d"`), which no UTF-8 output can carry:
+# such text is invalid here, as is nesting deep enough to exhaust the stack. Both raise
+# ValueError, like any other invalid JSON, so a reader reports the file and never crashes.
+# The YAML front matter of a project audit definition follows the same rule (`holds_surrogate`).
 
 # The escape of a surrogate: only a file that has one needs the full check.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")

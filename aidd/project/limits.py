@@ -1,8 +1,5 @@
-"""Size limits for the files aidd reads from the project, which is untrusted (issue 13 item 14).
-
-One place for all of them (docs/decisions.md "Feature metadata"): a file over its limit is never
-loaded, only reported as invalid or too large in one line (`fsio.FileTooLargeError`).
-"""
+"""Size limits for the files aidd reads from the project, which is untrusted (issue 13 item 14):
+a file over its limit is never loaded, only reported as invalid or too large in one line."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every path under a project's .automaker/ in one frozen record (layout.md LAY-10)."""
+"""Every path under a project's .automaker/ in one frozen record (LAY-10)."""
 
 from __future__ import annotations
 
@@ -92,10 +92,6 @@ class ProjectPaths:
     @property
     def prompt_overrides(self) -> Path:
         return self.automaker / "prompts"
-
-    @property
-    def opencode_json(self) -> Path:
-        return self.root / "opencode.json"
 
     def log(self, number: int, suffix: str = ".log") -> Path:
         """`iterations/NNN<suffix>`: three digits, more when needed (LOG-1)."""

@@ -1,9 +1,5 @@
 """Copies into the project that never overwrite: scaffolding (LAY-21), artifacts (LAY-23), and
-the spec copy of initializer iterations (LAY-22).
-
-Nothing here follows a symlink it finds in the project: an existing entry (a link included) is
-left alone, so no copy can land outside the project (REL-4).
-"""
+the spec copy of initializer iterations (LAY-22)."""
 
 from __future__ import annotations
 
@@ -14,6 +10,9 @@ from pathlib import Path
 from aidd.fsio import make_dirs, write_atomic
 from aidd.project.paths import ProjectPaths
 from aidd.resources import data_dir
+
+# Nothing here follows a symlink it finds in the project: an existing entry (a link included) is
+# left alone, so no copy can land outside the project (REL-4).
 
 PLACEHOLDER = ".gitkeep"
 
@@ -46,7 +45,7 @@ def _merge(root: Path, src: Path, dst: Path, created: list[str], rel: str,
 
 
 def copy_scaffolding(root: Path, source: Path | None = None) -> list[str]:
-    """LAY-21: every entry of `scaffolding/` (dotfiles too) that the project lacks.
+    """Copy every entry of `scaffolding/` (dotfiles too) that the project lacks (LAY-21).
 
     Returns the project-relative paths created (directories end with `/`), for aidd-state.json.
     """
@@ -57,7 +56,7 @@ def copy_scaffolding(root: Path, source: Path | None = None) -> list[str]:
 
 
 def copy_artifacts(paths: ProjectPaths, source: Path | None = None) -> list[str]:
-    """LAY-23: each top-level entry of `artifacts/` whose name is free in `.automaker/`.
+    """Copy each top-level entry of `artifacts/` whose name is free in `.automaker/` (LAY-23).
 
     Returns the names copied. `.gitkeep` placeholders are not copied; their directories are.
     """
@@ -81,8 +80,8 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 def copy_spec(spec: Path, paths: ProjectPaths) -> bool:
-    """LAY-22: app_spec.txt becomes a byte-exact copy of `spec`; False when both are the same
-    file."""
+    """Make app_spec.txt a byte-exact copy of `spec` for an initializer iteration (LAY-22);
+    False when both are the same file."""
     dest = paths.app_spec
     try:
         if dest.exists() and spec.samefile(dest):

@@ -1,41 +1,27 @@
-"""copydirs.txt / copyfiles.txt: find the lists, parse them, check targets, copy (LAY-30..36).
-
-Sync problems are warnings naming `file:line`; nothing here raises for them. Every write lands
-strictly inside the project, outside `.git/`, and never through a symlink (REL-4).
-"""
+"""Syncing the copy lists into the project (LAY-30..36): which targets are allowed, then the
+directories mirrored and the files copied. Every problem is a warning naming `file:line`,
+never an exception; every write stays inside the project, outside `.git/` and aidd's files."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import pwd
-import shutil
-import stat
-import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import BinaryIO
 
-from aidd.fsio import TMP_PREFIX, UnsafePathError, make_dirs
+from aidd.fsio import TMP_PREFIX, make_dirs
+from aidd.project.copylists import (
+    COPYDIRS,
+    COPYFILES,
+    Entry,
+    ListSources,
+    account_home,
+    find_list,
+    parse_entries,
+)
+from aidd.project.mirror import MirrorStats, copy_file, mirror
 from aidd.resources import checkout_root
 
-COPYDIRS = "copydirs.txt"
-COPYFILES = "copyfiles.txt"
-ARROW = " -> "
-# Never copied into a copydirs target and never deleted from it, at any depth (LAY-35).
-EXCLUDED = frozenset(
-    {
-        "node_modules",
-        ".git",
-        "bun.lock",
-        "bun.lockb",
-        "package-lock.json",
-        "yarn.lock",
-        "pnpm-lock.yaml",
-    }
-)
 _PROTECTED_DIRS = ((".git",), (".automaker",), (".automaker", "iterations"))
 # aidd's own run files and the feature metadata: a copy list may not overwrite them (issue 13).
 _RUNTIME = frozenset({"aidd.lock", "events.jsonl", "aidd-state.json", "status.md", ".stop",
@@ -72,30 +58,6 @@ class SyncResult:
         return f"synced {self.dirs} dirs, {self.files} files, {self.warnings} warnings"
 
 
-@dataclass(frozen=True)
-class ListSources:
-    """Where the lists may live (LAY-30); the caller reads the environment."""
-
-    home: Path
-    aidd_home: Path | None = None
-    xdg_config_home: Path | None = None
-    checkout: Path | None = field(default_factory=checkout_root)
-
-    def candidates(self, name: str) -> list[Path]:
-        config = self.xdg_config_home or self.home / ".config"
-        dirs = [self.aidd_home, self.checkout, config / "aidd"]
-        return [d / name for d in dirs if d is not None]
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One list line: `SRC` or `SRC -> TARGET`, with its place for messages."""
-
-    where: str
-    source: Path
-    target: str
-
-
 class _Report:
     def __init__(self) -> None:
         self.messages: list[Message] = []
@@ -105,68 +67,6 @@ class _Report:
 
     def warn(self, text: str) -> None:
         self.messages.append(Message(Level.WARN, text))
-
-
-# -- finding and parsing the lists ---------------------------------------------------------
-
-
-def _entry_lines(path: Path) -> list[tuple[int, str]] | None:
-    """The (line number, text) of every entry line; None when the file cannot be read."""
-    try:
-        raw = path.read_bytes()
-    except OSError:
-        return None
-    text = raw.decode("utf-8", "surrogateescape")
-    lines = [(n, line.strip()) for n, line in enumerate(text.split("\n"), 1)]
-    return [(n, line) for n, line in lines if line and not line.startswith("#")]
-
-
-def find_list(
-    name: str, sources: ListSources, report: _Report | None = None
-) -> tuple[Path, list[tuple[int, str]]] | None:
-    """The first candidate that is a file with at least one entry (LAY-30)."""
-    for candidate in sources.candidates(name):
-        if not candidate.is_file():
-            continue
-        lines = _entry_lines(candidate)
-        if lines is None and report is not None:
-            report.warn(f"{candidate}: cannot be read, skipped")
-        if lines:
-            return candidate.absolute(), lines
-    return None
-
-
-def _expand(src: str, home: Path) -> Path:
-    if src == "~" or src.startswith("~/"):
-        return home / src[2:]
-    if src.startswith("~"):
-        try:
-            return Path(src).expanduser()  # `~user/...`: from the password database, not $HOME
-        except RuntimeError:  # unknown user: the literal path, reported missing later
-            return Path(src)
-    return Path(src)
-
-
-def parse_entries(
-    list_file: Path, lines: list[tuple[int, str]], home: Path, report: _Report
-) -> list[Entry]:
-    entries: list[Entry] = []
-    for number, line in lines:
-        where = f"{list_file}:{number}"
-        parts = [p.strip() for p in line.split(ARROW)]
-        if len(parts) > 2:
-            report.warn(f"{where}: more than one '{ARROW.strip()}', line skipped")
-            continue
-        if not all(parts):
-            report.warn(f"{where}: empty source or target, line skipped")
-            continue
-        source = Path(os.path.normpath(list_file.parent / _expand(parts[0], home)))
-        target = parts[1] if len(parts) == 2 else source.name
-        if not target:
-            report.warn(f"{where}: {parts[0]} has no name to use as target, line skipped")
-            continue
-        entries.append(Entry(where, source, target))
-    return entries
 
 
 # -- target safety (LAY-33) ----------------------------------------------------------------
@@ -211,100 +111,6 @@ def _refusal(target: Path, real_root: Path, source: Path, mirror: bool) -> str |
     return next((why for bad, why in checks if bad), None)
 
 
-# -- copying ---------------------------------------------------------------------------------
-
-
-def copy_file(src: Path, dst: Path) -> None:
-    """Stream `src` into a temp file next to `dst`, keep mode bits and mtime, rename (LAY-12)."""
-    with _open_source(src) as inp:
-        info = os.fstat(inp.fileno())
-        fd, name = tempfile.mkstemp(prefix=TMP_PREFIX, dir=dst.parent)  # O_EXCL: never a link
-        tmp = Path(name)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                shutil.copyfileobj(inp, out, 1024 * 1024)
-                out.flush()
-                os.fsync(out.fileno())
-            tmp.chmod(stat.S_IMODE(info.st_mode))
-            os.utime(tmp, ns=(info.st_atime_ns, info.st_mtime_ns))
-            tmp.replace(dst)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            raise
-
-
-def _open_source(src: Path) -> BinaryIO:
-    """`src` opened without blocking and checked on the open file: a FIFO (which would block
-    the copy for ever, issue 13 item 7) or a device is refused, with no stat/open race."""
-    fd = os.open(src, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise UnsafePathError(src, "is not a regular file")
-        os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    return os.fdopen(fd, "rb")
-
-
-def _same(src: os.DirEntry[str], dst: Path) -> bool:
-    try:
-        a, b = src.stat(follow_symlinks=False), dst.lstat()
-    except OSError:
-        return False
-    return stat.S_ISREG(b.st_mode) and a.st_size == b.st_size and a.st_mtime_ns == b.st_mtime_ns
-
-
-@dataclass
-class _MirrorStats:
-    copied: int = 0
-    deleted: int = 0
-
-
-def _remove(path: Path, stats: _MirrorStats) -> None:
-    """Delete a file, symlink or directory, keeping excluded names inside it (LAY-35)."""
-    if path.is_symlink() or not path.is_dir():
-        path.unlink()
-        stats.deleted += 1
-        return
-    for child in path.iterdir():
-        if child.name not in EXCLUDED:
-            _remove(child, stats)
-    with contextlib.suppress(OSError):  # still holds excluded entries: keep it
-        path.rmdir()
-
-
-def _make_dir(path: Path, stats: _MirrorStats) -> None:
-    if path.is_symlink() or (path.exists() and not path.is_dir()):
-        _remove(path, stats)
-    path.mkdir(exist_ok=True)
-
-
-def mirror(src: Path, dst: Path, stats: _MirrorStats) -> None:
-    """Make `dst` hold exactly the regular files of `src`, minus EXCLUDED (LAY-35)."""
-    _make_dir(dst, stats)
-    wanted: set[str] = set()
-    with os.scandir(src) as entries:
-        for entry in entries:
-            if entry.name in EXCLUDED or entry.is_symlink():
-                continue
-            target = dst / entry.name
-            if entry.is_dir(follow_symlinks=False):
-                wanted.add(entry.name)
-                mirror(Path(entry.path), target, stats)
-            elif entry.is_file(follow_symlinks=False):
-                wanted.add(entry.name)
-                if not _same(entry, target):
-                    if target.is_symlink() or target.is_dir():
-                        _remove(target, stats)
-                    copy_file(Path(entry.path), target)
-                    stats.copied += 1
-    for child in list(dst.iterdir()):
-        if child.name not in wanted and child.name not in EXCLUDED:
-            _remove(child, stats)
-
-
 # -- the two lists -------------------------------------------------------------------------
 
 
@@ -320,10 +126,11 @@ def _sync_dir(entry: Entry, root: Path, report: _Report) -> bool:
     if target.exists() and not target.is_dir():
         report.warn(f"{entry.where}: target {entry.target} exists and is not a directory, skipped")
         return False
-    stats = _MirrorStats()
+    stats = MirrorStats()
+    real_root = root.resolve()
     try:
-        make_dirs(root.resolve(), target.parent)  # never through a link planted meanwhile
-        mirror(entry.source, target, stats)
+        make_dirs(real_root, target.parent)  # never through a link planted meanwhile
+        mirror(entry.source, target, real_root, stats)
     except OSError as exc:
         report.warn(f"{entry.where}: copying {entry.source} to {entry.target} failed: {exc}")
         return False
@@ -348,9 +155,10 @@ def _sync_file(entry: Entry, root: Path, report: _Report) -> bool:
     if target.is_dir():
         report.warn(f"{entry.where}: target {entry.target} is a directory, skipped")
         return False
+    real_root = root.resolve()
     try:
-        make_dirs(root.resolve(), target.parent)
-        copy_file(entry.source, target)
+        make_dirs(real_root, target.parent)
+        copy_file(entry.source, target, real_root)
     except OSError as exc:
         report.warn(f"{entry.where}: copying {entry.source} to {entry.target} failed: {exc}")
         return False
@@ -378,13 +186,13 @@ def sync_project(root: Path, sources: ListSources) -> SyncResult:
     counts = []
     found_any = False
     for name, sync_one in ((COPYDIRS, _sync_dir), (COPYFILES, _sync_file)):
-        found = find_list(name, sources, report)
+        found = find_list(name, sources, report.warn)
         done = 0
         if found is not None:
             found_any = True
             list_file, lines = found
             report.info(f"{name}: {list_file}")
-            for entry in parse_entries(list_file, lines, sources.home, report):
+            for entry in parse_entries(list_file, lines, sources.home, report.warn):
                 done += _guarded(sync_one, entry, root, report)
         counts.append(done)
     result = SyncResult(tuple(report.messages), dirs=counts[0], files=counts[1])
@@ -392,17 +200,6 @@ def sync_project(root: Path, sources: ListSources) -> SyncResult:
         return result
     summary = Message(Level.INFO, result.summary)
     return SyncResult((*result.messages, summary), dirs=result.dirs, files=result.files)
-
-
-def _account_home() -> Path:
-    """The user's home from the password database (never $HOME: config.py owns the environment).
-
-    Without an entry, a path that cannot exist: `~` sources are then reported missing.
-    """
-    try:
-        return Path(pwd.getpwuid(os.getuid()).pw_dir)
-    except KeyError:
-        return Path("/nonexistent")
 
 
 def sync_lists(
@@ -415,7 +212,7 @@ def sync_lists(
 ) -> SyncResult:
     """Convenience entry for the loop: `checkout` defaults to the running checkout's root."""
     sources = ListSources(
-        home=home or _account_home(),
+        home=home or account_home(),
         aidd_home=aidd_home,
         xdg_config_home=xdg_config_home,
         checkout=checkout or checkout_root(),

@@ -35,7 +35,7 @@ _MARKER_RE = re.compile(r"\s*(?:#|//)\s*TODO:")
 
 
 def classify_line(line: str) -> TodoClass:
-    """CMP-20 for one line; leading indentation is allowed, Markdown is not parsed."""
+    """What one todo.md line is (CMP-20); leading indentation is allowed, Markdown is not parsed."""
     item = _ITEM_RE.match(line)
     if item is None:
         return TodoClass.MARKER if _MARKER_RE.match(line) else TodoClass.OTHER

@@ -1,9 +1,4 @@
-"""The typed template context: exactly the variables of PRM-20, as frozen records.
-
-`PromptContext.to_dict()` turns the records into the mapping Jinja sees. Nested records become
-`Namespace` dicts that know their dotted path, so an undefined `audit.nme` is reported by that
-name rather than as "dict object has no attribute".
-"""
+"""The typed template context: exactly the variables a template may use (PRM-20), as records."""
 
 from __future__ import annotations
 
@@ -15,12 +10,9 @@ from typing import Any
 from aidd.project.paths import ProjectPaths
 from aidd.prompts.select import PromptKind
 
-CLI_DISPLAY_NAMES = {
-    "opencode": "OpenCode",
-    "kilocode": "Kilo Code",
-    "claude-code": "Claude Code",
-}
-
+# `PromptContext.to_dict()` turns the records into the mapping Jinja sees. Nested records become
+# `Namespace` dicts that know their dotted path, so an undefined `audit.nme` is reported by that
+# name rather than as "dict object has no attribute".
 
 class Namespace(dict[str, Any]):
     """A context mapping that remembers its dotted name for error messages.
@@ -45,12 +37,8 @@ class ProjectInfo:
 
 @dataclass(frozen=True)
 class CliInfo:
-    name: str  # opencode, kilocode, claude-code: also the `_cli/<name>.md` partial
+    name: str  # the --cli value, also naming its partial `_cli/<name>.md`
     display_name: str
-
-    @classmethod
-    def for_cli(cls, name: str) -> CliInfo:
-        return cls(name, CLI_DISPLAY_NAMES.get(name, name))
 
 
 @dataclass(frozen=True)

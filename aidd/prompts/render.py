@@ -1,11 +1,4 @@
-"""Jinja2 rendering of the prompt templates (PRM-10..14): sandboxed, strict, overridable.
-
-A file at `.automaker/prompts/<path>` wins over the shipped `prompts/<path>`; the shipped one
-stays reachable as `builtin/<path>` so an override can include or extend it (PRM-12). Every
-Jinja failure becomes a `TemplateError` naming the file and line (PRM-13). Values such as the
-directive and audit bodies are context variables: Jinja inserts them as text, never renders them.
-Block tags swallow their own line (`trim_blocks`, `lstrip_blocks`), so templates stay readable.
-"""
+"""Jinja2 rendering of the prompt templates (PRM-10..14): sandboxed, strict, overridable."""
 
 from __future__ import annotations
 
@@ -26,6 +19,12 @@ from aidd.project.paths import ProjectPaths
 from aidd.prompts.context import Namespace, PromptContext
 from aidd.prompts.select import PromptKind
 from aidd.resources import data_dir
+
+# A file at `.automaker/prompts/<path>` wins over the shipped `prompts/<path>`; the shipped one
+# stays reachable as `builtin/<path>` so an override can include or extend it (PRM-12). Every
+# Jinja failure becomes a `TemplateError` naming the file and line (PRM-13). Values such as the
+# directive and audit bodies are context variables: Jinja inserts them as text, never renders them.
+# Block tags swallow their own line (`trim_blocks`, `lstrip_blocks`), so templates stay readable.
 
 BUILTIN_PREFIX = "builtin"
 LAYOUT_TEMPLATES = ("_base.md", "_filter.md", "nudge.md")

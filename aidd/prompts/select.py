@@ -89,7 +89,7 @@ class CascadeState:
     audit_phase: bool = False
     remediation: bool = False  # a remediation coding phase (AUD-40)
     completion_pending: bool = False  # .automaker/.project_completion_pending exists
-    onboarding_complete: bool = False  # LAY-17
+    onboarding_complete: bool = False  # features, app_spec.txt, CHANGELOG.md (LAY-17)
     existing_codebase: bool = False  # recorded origin is `existing` (LAY-16)
 
 
@@ -104,17 +104,11 @@ class Selection:
     def model_role(self) -> ModelRole:
         return self.kind.model_role
 
-    @property
-    def filter_preamble(self) -> bool:
-        return self.kind.takes_filter_preamble
-
-    @property
-    def template(self) -> str:
-        return self.kind.template
 
 
 def select_prompt(state: CascadeState) -> Selection:
-    """The rows of PRM-1 in order, the first match wins; remediation comes first (PRM-2)."""
+    """Which prompt this iteration sends: the rules below in order, the first match wins;
+    remediation comes first (PRM-1, PRM-2)."""
     mode = state.mode
     rows = (
         (state.remediation, Selection(PromptKind.CODING, "remediation phase", remediation=True)),
@@ -150,7 +144,8 @@ class ModelOptions:
 
 
 def choose_model(role: ModelRole, options: ModelOptions) -> str | None:
-    """PRM-30. None means: pass no model flag, the CLI uses its default."""
+    """The model a prompt of `role` runs with (PRM-30). None means: pass no model flag, the CLI
+    uses its default."""
     code = options.code_model or options.model or None
     match role:
         case ModelRole.INIT:

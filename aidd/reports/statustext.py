@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from aidd.project.todo import TodoSummary
-
-if TYPE_CHECKING:
-    from aidd.reports.running import RunState
-    from aidd.reports.status import CategoryRow, StatusReport, TodoReport
+from aidd.reports.running import RunState
+from aidd.reports.statusreport import CategoryRow, StatusReport, TodoReport
 
 _NONE = "-"
 _HEADER = ("Category", "Total", "Critical", "High", "Medium", "Low", "Other")
 
 
-def render(report: StatusReport) -> str:
+def render_status_text(report: StatusReport) -> str:
     filters = report.filters.describe() if report.filters is not None else ""
     title = f"# aidd status: {report.project_name}" + (f" (filters: {filters})" if filters else "")
     lines = [

@@ -16,7 +16,7 @@ from aidd.project.fingerprint import fingerprint
 from aidd.project.scaffold import copy_artifacts, copy_spec
 from aidd.project.sync import sync_lists
 from aidd.prompts.select import CascadeState, PromptKind, Selection, choose_model, select_prompt
-from aidd.reports.status import build_status, render_status_text, write_status
+from aidd.reports.status import refresh_status_file
 from aidd.run.header import header_lines, trailer_lines
 from aidd.run.journal import Journal
 from aidd.run.phases import PhaseKind, PhaseState
@@ -103,8 +103,7 @@ class IterationRunner:
             copy_definitions(state.phase.audit, paths)
         for file, warning in plan.adapter.prepare_project(paths.root):
             journal.warn(warning, file=file)
-        report = build_status(paths, plan.feature_filter, self.clock.now())
-        write_status(paths, render_status_text(report))
+        refresh_status_file(paths, plan.feature_filter, self.clock.now())
 
     def _fingerprint(self, carried: str | None) -> str | None:
         """Stuck detection runs only without --max-iterations (SUP-70)."""

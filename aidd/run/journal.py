@@ -3,18 +3,13 @@ console, or else to the console), events.jsonl, and the report of an unexpected 
 
 from __future__ import annotations
 
-import contextlib
-import sys
-import traceback
 from pathlib import Path
+from traceback import format_exception
 
-from aidd import fsio
 from aidd.clock import Clock
-from aidd.console import Console
+from aidd.console import Console, report_traceback
 from aidd.events import EventLog
-from aidd.logs.transcript import Transcript
-
-_STYLES = {"WARN": "warn", "ERROR": "error"}
+from aidd.logs.transcript import Transcript, message_prefix, message_style
 
 
 class Journal:
@@ -54,9 +49,9 @@ class Journal:
         if self._log is not None:
             self._log.message(text, level)
             return
-        stamp = self._clock.now().strftime("%H:%M:%S")
-        self.console.line(f"[aidd {stamp}] " + (f"{level} " if level else "") + text,
-                          _STYLES.get(level, "dim"))
+        prefix = message_prefix(self._clock.now(), level)
+        for line in text.splitlines() or [""]:
+            self.console.line(prefix + line, message_style(level))
 
     def warn(self, text: str, file: str | None = None) -> None:
         self.say(text, level="WARN")
@@ -66,17 +61,11 @@ class Journal:
     def report_crash(self, exc: BaseException) -> Path:
         """The traceback goes to the open attempt log, else to a crash file, else (a full
         disk) to standard error; returns where it went."""
-        text = "".join(traceback.format_exception(exc))
         if self._log is not None:
             try:
                 self._log.message(f"internal error: {exc!r}", level="ERROR")
-                self._log.message(text.rstrip(), level="ERROR")
+                self._log.message("".join(format_exception(exc)).rstrip(), level="ERROR")
                 return self._log.path
             except OSError:  # the log itself failed (disk full, REL-21): use a crash file
                 pass
-        path = fsio.write_crash_file(self._root, text)
-        if path is None:
-            with contextlib.suppress(OSError, ValueError):
-                sys.stderr.write(text)
-            return Path("standard error (above)")
-        return path
+        return report_traceback(exc, self._root) or Path("standard error (above)")

@@ -142,6 +142,6 @@ class Lifecycle:
     def _clean_logs(self) -> None:
         for log in self.journal.logs_written:
             if log.exists():
-                warning = clean_log(log)
+                warning = clean_log(log, root=self.plan.paths.root)
                 if warning:
                     self.journal.warn(warning, file=str(log))

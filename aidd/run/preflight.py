@@ -71,7 +71,7 @@ def prepare_run(settings: Settings, paths: ProjectPaths, feature_filter: Feature
     _check_project_dir(paths.root)
     origin = detect_origin(paths)
     _check_spec(settings, paths, origin, audit_run=bool(audit_queue))
-    renderer = _compiled_renderer(settings, paths, clock)
+    renderer = _compiled_renderer(settings, paths, adapter, clock)
     mode, conflict = choose_mode(directive=bool(settings.prompt), audit=bool(audit_queue),
                                  todo=settings.todo, validate=settings.validate,
                                  in_progress=settings.in_progress)
@@ -108,14 +108,15 @@ def _nudge_seconds(settings: Settings, warnings: list[str]) -> int:
     return 0
 
 
-def _compiled_renderer(settings: Settings, paths: ProjectPaths, clock: Clock) -> PromptRenderer:
+def _compiled_renderer(settings: Settings, paths: ProjectPaths, adapter: Adapter,
+                       clock: Clock) -> PromptRenderer:
     """Every template compiles, and renders once with a sample context, before any agent
     starts: a broken override fails the run at once, not at 3 a.m. (PRM-13)."""
     renderer = PromptRenderer.for_project(paths)
     sample = pc.PromptContext(
         aidd_version=__version__,
         project=pc.ProjectInfo(str(paths.root), paths.root.name),
-        cli=pc.CliInfo.for_cli(settings.cli),
+        cli=pc.CliInfo(adapter.name, adapter.display_name),
         kind=PromptKind.CODING,
         paths=pc.PromptPaths.from_project(paths),
         now=pc.TimeInfo.from_datetime(clock.now()),

@@ -24,7 +24,7 @@ def build_context(plan: RunPlan, phase: Phase, state: PhaseState, number: int,
     return pc.PromptContext(
         aidd_version=__version__,
         project=pc.ProjectInfo(str(paths.root), paths.root.name),
-        cli=pc.CliInfo.for_cli(s.cli),
+        cli=pc.CliInfo(plan.adapter.name, plan.adapter.display_name),
         kind=selection.kind,
         paths=pc.PromptPaths.from_project(paths),
         now=pc.TimeInfo.from_datetime(now),

@@ -36,7 +36,7 @@ class Supervisor:
         self.plan = plan
         self.clock = clock
         events = EventLog(plan.paths.events, make_run_id(plan.started, os.getpid()),
-                          root=plan.paths.root)
+                          root=plan.paths.root, clock=clock)
         self.journal = Journal(console or Console(), events, clock, plan.paths.root)
         self.life = Lifecycle(plan, self.journal, clock)
         self.counters = Counters()

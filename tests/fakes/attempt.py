@@ -14,7 +14,7 @@ from typing import Any
 
 from aidd.agents.registry import ADAPTERS
 from aidd.console import Console
-from aidd.events import EventLog
+from aidd.events import EventLog, read_events
 from aidd.logs.transcript import Transcript
 from aidd.session.outcome import SessionOutcome
 from aidd.session.runner import AttemptRequest, run_attempt
@@ -106,7 +106,7 @@ def run_fake_attempt(
         transcript.close()
     elapsed = time.monotonic() - start
     return AttemptRun(outcome, (tmp_path / "001.log").read_bytes(), console.getvalue(),
-                      events.emitted, elapsed, project)
+                      read_events(events.path), elapsed, project)
 
 
 # A fake agent script: the agent and a setsid'd, double-forked grandchild ignore SIGTERM; a plain

@@ -227,7 +227,9 @@ def test_random_todo_never_crashes_status(tmp_path: Path, text: str) -> None:
     from datetime import UTC, datetime
 
     from aidd.project.completion import evaluate
-    from aidd.reports.status import build_status, render_status_text, status_json
+    from aidd.reports.status import build_status
+    from aidd.reports.statusjson import status_json
+    from aidd.reports.statustext import render_status_text
 
     paths = _project(tmp_path)
     paths.todo.write_bytes(text.encode("utf-8", "surrogateescape"))
@@ -293,7 +295,8 @@ def test_random_copy_lists_never_write_outside(tmp_path: Path, lines: list[tuple
     entry is a warning naming file:line."""
     import shutil
 
-    from aidd.project.sync import ListSources, sync_project
+    from aidd.project.copylists import ListSources
+    from aidd.project.sync import sync_project
 
     base = tmp_path / "case"
     shutil.rmtree(base, ignore_errors=True)

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from aidd.audits import definitions as audit
+from aidd.audits.names import kebab, normalize_name
 from aidd.errors import NotFoundError, UsageError, ValidationError
 from aidd.project.paths import ProjectPaths
 from aidd.prompts.context import InvalidFinding
@@ -61,7 +62,7 @@ def _definition(body: str, **meta: str) -> str:
 
 
 @pytest.mark.parametrize(
-    ("raw", "name", "kebab"),
+    ("raw", "name", "expected"),
     [
         ("SECURITY", "SECURITY", "security"),
         ("SECURITY.md", "SECURITY", "security"),
@@ -69,9 +70,9 @@ def _definition(body: str, **meta: str) -> str:
         ("api-Design", "api-Design", "api-design"),
     ],
 )
-def test_names_and_kebab(raw: str, name: str, kebab: str) -> None:
-    assert audit.normalize_name(raw) == name
-    assert audit.kebab(name) == kebab
+def test_names_and_kebab(raw: str, name: str, expected: str) -> None:
+    assert normalize_name(raw) == name
+    assert kebab(name) == expected
 
 
 @pytest.mark.parametrize(
@@ -79,7 +80,7 @@ def test_names_and_kebab(raw: str, name: str, kebab: str) -> None:
 )
 def test_names_outside_the_grammar_are_usage_errors(raw: str) -> None:
     with pytest.raises(UsageError) as err:
-        audit.normalize_name(raw)
+        normalize_name(raw)
     assert err.value.exit_code == 2
 
 

@@ -6,8 +6,11 @@ from __future__ import annotations
 import io
 import os
 import time
+from pathlib import Path
 
-from aidd.console import Console
+import pytest
+
+from aidd.console import Console, report_traceback
 
 
 def _drain(fd: int, until: bytes = b"", quiet_s: float = 0.3) -> bytes:
@@ -65,3 +68,24 @@ def test_a_closed_reader_silences_the_console() -> None:
     console.close()
     console.write(b"more")
     stream.close()
+
+
+def _raised() -> ValueError:
+    try:
+        raise ValueError("boom")
+    except ValueError as exc:
+        return exc
+
+
+def test_a_traceback_goes_to_a_crash_file_else_to_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / ".automaker").mkdir()
+    path = report_traceback(_raised(), tmp_path)
+    assert path is not None
+    assert path.parent == tmp_path / ".automaker"
+    assert "ValueError: boom" in path.read_text()
+    assert capsys.readouterr().err == ""
+    assert report_traceback(_raised(), tmp_path / "no-project") is None
+    assert report_traceback(_raised(), None) is None
+    assert capsys.readouterr().err.count("ValueError: boom") == 2

@@ -68,3 +68,29 @@ def test_reads_stay_inside_the_project_and_below_the_cap(root: Path, tmp_path: P
         fsio.read_file(root, root / "fifo", 100)
     with pytest.raises(fsio.FileTooLargeError):
         fsio.read_file(root, root / "in.txt", 2)
+
+
+def test_atomic_file_replaces_on_success_keeps_the_old_file_otherwise(root: Path) -> None:
+    target = root / ".automaker" / "big.bin"
+    target.write_bytes(b"old")
+    target.chmod(0o640)
+    inode = target.stat().st_ino
+    with fsio.atomic_file(root, target) as out:
+        out.discard()
+    with pytest.raises(RuntimeError):
+        _write_then_fail(root, target)
+    assert (target.read_bytes(), target.stat().st_ino) == (b"old", inode)
+    with fsio.atomic_file(root, target) as out:
+        for _ in range(3):
+            out.file.write(b"chunk ")
+        out.times_ns = (1_000_000_000, 2_000_000_000)
+    info = target.stat()
+    assert target.read_bytes() == b"chunk chunk chunk "
+    assert (info.st_mode & 0o777, info.st_mtime_ns) == (0o640, 2_000_000_000)
+    assert sorted(p.name for p in target.parent.iterdir()) == ["big.bin"]  # no temp file left
+
+
+def _write_then_fail(root: Path, target: Path) -> None:
+    with fsio.atomic_file(root, target) as out:
+        out.file.write(b"half")
+        raise RuntimeError

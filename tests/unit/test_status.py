@@ -13,7 +13,10 @@ import pytest
 from aidd.errors import NotFoundError
 from aidd.project.filters import FeatureFilter, parse_field_filter
 from aidd.project.paths import ProjectPaths
-from aidd.reports.status import build_status, render_status_text, status_json, write_status
+from aidd.reports.status import build_status, write_status
+from aidd.reports.statusjson import status_json
+from aidd.reports.statustext import render_status_text
+from tests.fakes.clock import FakeClock
 from tests.featurefiles import feat, write
 
 NOW = datetime(2026, 11, 21, 23, 5, 1, tzinfo=timezone(timedelta(hours=1)))
@@ -275,10 +278,10 @@ def test_print_status_text_and_json(
     from aidd.errors import ExitCode
     from aidd.reports.status import print_status
 
-    assert print_status(fixture, None, now=NOW) is ExitCode.SUCCESS
+    assert print_status(fixture, None, clock=FakeClock(NOW)) is ExitCode.SUCCESS
     text = capsys.readouterr().out
     assert fixture.status.read_text() == text
-    assert print_status(fixture, None, as_json=True, now=NOW) is ExitCode.SUCCESS
+    assert print_status(fixture, None, as_json=True, clock=FakeClock(NOW)) is ExitCode.SUCCESS
     doc = json.loads(capsys.readouterr().out)
     assert doc["features"]["total"] == 9
     assert fixture.status.read_text() == text  # status.md always holds the text form

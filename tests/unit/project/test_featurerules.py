@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from aidd.project.featurerules import ID_RE, KNOWN_KEYS, validate_feature
+from aidd.project.featurerules import ID_RE, validate_feature
 
 
 def feature(**fields: Any) -> dict[str, Any]:
@@ -176,8 +176,3 @@ def test_not_an_object(data: Any) -> None:
     errs = errors(data)
     assert len(errs) == 1
     assert errs[0].startswith("not a JSON object")
-
-
-def test_known_keys_exclude_extras() -> None:
-    assert "affectedFiles" not in KNOWN_KEYS
-    assert {"id", "planSpec", "status", "imagePaths"} <= KNOWN_KEYS

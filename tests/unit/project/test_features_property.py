@@ -14,7 +14,9 @@ from aidd.errors import ExitCode
 from aidd.project.completion import evaluate, in_progress_done, unfixed_findings
 from aidd.project.paths import ProjectPaths
 from aidd.reports.featurecheck import check_features
-from aidd.reports.status import build_status, render_status_text, status_json
+from aidd.reports.status import build_status
+from aidd.reports.statusjson import status_json
+from aidd.reports.statustext import render_status_text
 
 FIELDS = ["id", "category", "description", "title", "status", "passes", "priority",
           "dependencies", "planSpec", "auditSource", "thinkingLevel", "imagePaths"]  # fmt: skip

@@ -14,7 +14,7 @@ from aidd.project.filters import (
     FILTER_FIELDS,
     FeatureFilter,
     FieldKind,
-    apply,
+    counted_features,
     load_milestone,
     parse_field_filter,
     resolve_feature,
@@ -122,13 +122,13 @@ def test_filter_applies_to_files_and_keeps_broken_ones(tmp_path: Path) -> None:
     write(paths, "b", valid("feature-2-b", category="Core"))
     write(paths, "c", "{broken")
     flt = FeatureFilter(field=parse_field_filter("category", "UI"))
-    kept = apply(flt, load_features(paths, validate=False))
+    kept = counted_features(load_features(paths, validate=False), flt)
     assert [f.dir_name for f in kept] == ["a", "c"]
     assert flt.describe() == "category=UI"
     assert flt.to_json() == {"field": "category", "value": "UI", "milestone": None,
                              "feature": None}  # fmt: skip
     assert not FeatureFilter().active
-    assert apply(None, kept) == kept
+    assert counted_features(kept, None) == kept
 
 
 # --- --milestone ------------------------------------------------------------------------
@@ -152,7 +152,7 @@ def test_milestone_set(tmp_path: Path) -> None:
     assert (m1.name, m1.description, m1.dirs) == ("M1", "first cut", frozenset({"a", "c"}))
     for d in "abd":
         write(paths, d, valid(f"feature-1-{d}"))
-    kept = apply(FeatureFilter(milestone=m1), load_features(paths, validate=False))
+    kept = counted_features(load_features(paths, validate=False), FeatureFilter(milestone=m1))
     assert [f.dir_name for f in kept] == ["a"]
 
 
@@ -250,6 +250,6 @@ def test_feature_without_features_dir_exits_3(tmp_path: Path) -> None:
 
 def test_feature_focus_filter(project: ProjectPaths) -> None:
     flt = FeatureFilter(focus=resolve_feature(project, "SIGNUP"))
-    kept = apply(flt, load_features(project, validate=False))
+    kept = counted_features(load_features(project, validate=False), flt)
     assert [f.dir_name for f in kept] == ["nested-signup"]
     assert flt.describe() == "feature nested-signup"

@@ -7,15 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from aidd.project.sync import (
-    EXCLUDED,
-    Level,
-    ListSources,
-    SyncResult,
-    find_list,
-    sync_lists,
-    sync_project,
-)
+from aidd.project.copylists import ListSources, find_list
+from aidd.project.mirror import EXCLUDED
+from aidd.project.sync import Level, SyncResult, sync_lists, sync_project
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from aidd.agents.registry import ADAPTERS
 from aidd.project.paths import ProjectPaths
 from aidd.prompts.context import (
     CliInfo,
@@ -39,7 +40,7 @@ def make_context(
     values: dict[str, Any] = {
         "aidd_version": "9.9.9",
         "project": ProjectInfo(str(paths.root), paths.root.name),
-        "cli": CliInfo.for_cli(cli),
+        "cli": CliInfo(cli, ADAPTERS[cli].display_name),
         "kind": kind,
         "paths": PromptPaths.from_project(paths),
         "now": TimeInfo.from_datetime(NOW),

@@ -62,11 +62,11 @@ def test_completion_review_and_remediation_flags() -> None:
     review = select_prompt(cascade(completion_pending=True))
     assert review.completion_review
     assert not review.remediation
-    assert review.template == "todo.md"
+    assert review.kind.template == "todo.md"
     remediation = select_prompt(cascade(remediation=True, todo=True))
     assert remediation.remediation
     assert not remediation.completion_review
-    assert remediation.template == "coding.md"
+    assert remediation.kind.template == "coding.md"
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,65 @@
+"""The status report's records (FEA-30..35): what `--status` and status.md show, built by
+`status.build_status` and rendered by `statustext` and `statusjson`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from aidd.project.filters import FeatureFilter
+from aidd.project.markers import MarkerState
+from aidd.project.todo import TodoSummary
+from aidd.reports.running import RunState
+
+PRIORITY_COLUMNS = ("critical", "high", "medium", "low", "other")
+
+
+@dataclass(frozen=True)
+class FeatureCounts:
+    total: int = 0
+    passing: int = 0
+    failing: int = 0
+    in_progress: int = 0
+    waiting_approval: int = 0
+    open: int = 0
+    closed: int = 0
+    invalid: int = 0
+
+    @property
+    def complete_pct(self) -> int:
+        return self.passing * 100 // self.total if self.total else 0
+
+
+@dataclass(frozen=True)
+class CategoryRow:
+    name: str
+    total: int
+    priority: tuple[int, int, int, int, int]  # in the order of PRIORITY_COLUMNS
+
+
+@dataclass(frozen=True)
+class TodoReport:
+    file: str | None  # project-relative; None when no TODO file exists
+    summary: TodoSummary | None
+    searched: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    project_dir: Path
+    generated_at: datetime
+    filters: FeatureFilter | None
+    features_dir: bool
+    counts: FeatureCounts
+    categories: tuple[CategoryRow, ...]
+    findings_total: int
+    findings_unfixed: int
+    todo: TodoReport
+    markers: MarkerState
+    run: RunState
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def project_name(self) -> str:
+        return self.project_dir.name

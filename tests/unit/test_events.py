@@ -1,0 +1,36 @@
+"""events.jsonl (LOG-40..43): times from the injected clock, one line per event, torn lines."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from aidd.events import EventLog, read_events
+from tests.fakes.clock import FakeClock
+
+
+def test_each_event_is_a_line_stamped_by_the_injected_clock_in_utc(tmp_path: Path) -> None:
+    start = datetime(2026, 11, 22, 13, 0, 0, 250_000, tzinfo=timezone(timedelta(hours=1)))
+    clock = FakeClock(start)
+    log = EventLog(tmp_path / "events.jsonl", "run-1", clock=clock)
+    log.emit("run_start", cli="opencode")
+    clock.advance(1.5)
+    log.emit("run_end", exit_code=0)
+    lines = (tmp_path / "events.jsonl").read_text().splitlines()
+    assert len(lines) == 2
+    assert read_events(tmp_path / "events.jsonl") == [
+        {"v": 1, "ts": "2026-11-22T12:00:00.250Z", "run": "run-1", "event": "run_start",
+         "cli": "opencode"},
+        {"v": 1, "ts": "2026-11-22T12:00:01.750Z", "run": "run-1", "event": "run_end",
+         "exit_code": 0},
+    ]  # fmt: skip
+
+
+def test_a_torn_last_line_is_skipped_and_the_next_event_starts_a_fresh_line(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b'{"v": 1, "event": "old"}\n{"v": 1, "ev')
+    assert [e["event"] for e in read_events(path)] == ["old"]
+    EventLog(path, "run-2", clock=FakeClock()).emit("run_start")
+    assert [e["event"] for e in read_events(path)] == ["old", "run_start"]
