@@ -25,7 +25,8 @@ from aidd.project.filters import FeatureFilter
 from aidd.project.lockfile import ProjectLock
 from aidd.project.paths import ProjectPaths, check_layout
 from aidd.prompts.render import PromptRenderer
-from aidd.session.orphans import MARK_VAR, new_mark, reap_previous
+from aidd.session import procfs
+from aidd.session.orphans import MARK_VAR, kill_orphans, new_mark
 
 SPEC_LIMIT = 10 << 20  # a spec is prose for a model's context window, never gigabytes
 
@@ -172,7 +173,7 @@ def _claim_project(paths: ProjectPaths, started: datetime, settings: Settings,
         raise NotFoundError(str(exc)) from None
     except OSError as exc:
         raise NotFoundError(f"--project-dir {paths.root} cannot be created ({exc})") from None
-    lock = ProjectLock(paths.root, paths.lock)
+    lock = ProjectLock(paths.root, paths.lock, procfs)
     try:
         lock.acquire(started, settings.argv,
                      {"agent_mark": mark, "keep_children": settings.keep_children})
@@ -185,8 +186,8 @@ def _claim_project(paths: ProjectPaths, started: datetime, settings: Settings,
 
 def _reap_orphans(lock: ProjectLock, paths: ProjectPaths) -> list[str]:
     """REL-1: the agent tree of an aidd killed with SIGKILL is still running; kill it now."""
-    reaped = reap_previous(lock.previous, paths.events, SystemClock())
-    if not reaped:
+    killed = kill_orphans(lock.previous, paths.events, SystemClock())
+    if not killed:
         return []
-    names = ", ".join(o.label() for o in reaped)
-    return [f"killed {len(reaped)} processes left running by that aidd's agent: {names}"]
+    names = ", ".join(o.label() for o in killed)
+    return [f"killed {len(killed)} processes left running by that aidd's agent: {names}"]
