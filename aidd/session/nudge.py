@@ -10,17 +10,17 @@ from aidd.agents.base import Adapter, NudgeMethod, Signals
 from aidd.errors import AgentCliError
 from aidd.events import EventLog
 from aidd.session.idle import seconds_text
-from aidd.session.pty import AgentProcess
 
 
 class Nudged(Protocol):
     """The attempt being nudged, as a nudge needs it."""
 
     @property
-    def proc(self) -> AgentProcess: ...
-
-    @property
     def signals(self) -> Signals: ...
+
+    def write_stdin(self, data: bytes) -> bool:
+        """Queue `data` for the agent's stdin; False when stdin is closed."""
+        ...
 
     def say(self, text: str, level: str = "") -> None: ...
 
@@ -86,7 +86,7 @@ class Nudger:
             agent.say(f"  nudge: {line}")
 
     def _stdin(self, agent: Nudged, silence: float) -> str | None:
-        if not agent.proc.stdin.send(self.adapter.encode_nudge(self.text)):
+        if not agent.write_stdin(self.adapter.encode_nudge(self.text)):
             return "stdin is closed"
         self._outstanding = True
         self._awaiting_answer = True

@@ -137,9 +137,9 @@ def _table_portable() -> dict[int, procfs.Row]:
         except OSError:
             continue
         info = proc.info
-        table[proc.pid] = procfs.Row(info.get("ppid") or 0, group, session,
-                               info.get("status") == psutil.STATUS_ZOMBIE,
-                               info.get("create_time") or 0.0)
+        zombie = info.get("status") == psutil.STATUS_ZOMBIE
+        table[proc.pid] = procfs.Row(info.get("ppid") or 0, group, session, zombie,
+                                     info.get("create_time") or 0.0)
     return table
 
 
@@ -264,8 +264,9 @@ class _Kill:
     def _alive(self, proc: psutil.Process) -> bool:
         """Alive and not a zombie; a zombie child of aidd other than the root is reaped on the
         way."""
-        if self.root is not None and self._is_root(proc):
-            return self.root.alive()
+        root = self.root
+        if root is not None and proc.pid == root.pid:
+            return root.alive()
         try:
             if proc.status() != psutil.STATUS_ZOMBIE:
                 return True

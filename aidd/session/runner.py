@@ -136,7 +136,7 @@ class _Attempt:
         while True:
             if self._interrupted():
                 self.say(f"interrupted by {self._signal_name()}; killing the agent tree",
-                          "WARN")
+                         "WARN")
                 self._kill(EndCause.SIGNAL)
                 return EndCause.SIGNAL
             status = self.proc.poll()
@@ -178,17 +178,26 @@ class _Attempt:
     def _pump(self, timeout_s: float) -> int:
         """Wait for output or the agent's exit, at most `timeout_s`; route what arrives."""
         terminal = self.proc.terminal
+        ready = self._poller().poll(math.ceil(timeout_s * 1000))
+        if terminal.eof or not any(fd == terminal.master_fd for fd, _ in ready):
+            return 0
+        return self._read_output()
+
+    def _poller(self) -> select.poll:
+        """Wakes on output, on the agent's exit (its pidfd) and on aidd's interrupt flag."""
         poller = select.poll()
-        if not terminal.eof:
-            poller.register(terminal.master_fd, select.POLLIN)
+        if not self.proc.terminal.eof:
+            poller.register(self.proc.terminal.master_fd, select.POLLIN)
         if self.proc.pidfd >= 0:
             poller.register(self.proc.pidfd, select.POLLIN)
         interrupt = self.req.interrupt
         if interrupt is not None and not interrupt.is_set():  # once set, it would never block
             poller.register(interrupt.fileno(), select.POLLIN)
-        ready = poller.poll(math.ceil(timeout_s * 1000))
-        if terminal.eof or not any(fd == terminal.master_fd for fd, _ in ready):
-            return 0
+        return poller
+
+    def _read_output(self) -> int:
+        """Up to 16 reads of what is there, routed; returns the bytes read."""
+        terminal = self.proc.terminal
         total = 0
         for _ in range(16):
             data = terminal.read()
@@ -221,10 +230,13 @@ class _Attempt:
         if self.linger_at is None:
             self.linger_at = now + self.policy.linger_grace(self.req.linger_cap_s)
 
-    # -- what a relaunch nudge asks of the attempt (nudge.Nudged) ----------------------------
+    # -- what a nudge asks of the attempt (nudge.Nudged) -------------------------------------
     @property
     def signals(self) -> Signals:
         return self.parser.signals
+
+    def write_stdin(self, data: bytes) -> bool:
+        return self.proc.stdin.send(data)
 
     def ask_conversation(self) -> str | None:
         return self.adapter.find_conversation(self.req.binary, self.req.project_dir, self.env,
