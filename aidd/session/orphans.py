@@ -27,7 +27,7 @@ def new_mark() -> str:
 
 
 @dataclass(frozen=True)
-class Orphan:
+class Marked:
     """A process carrying a mark; a descendant inherits it, double-forked and setsid'd ones
     too, and a reused pid cannot carry it (the environment comes with the process)."""
 
@@ -35,10 +35,10 @@ class Orphan:
     iteration: str | None  # the log number of the attempt it belongs to
 
 
-def find_marked(mark: str) -> list[Orphan]:
+def find_marked(mark: str) -> list[Marked]:
     """Every process (other than aidd and its ancestors) carrying `mark`, by pid. Linux only
     (/proc): elsewhere none is found, so none is killed."""
-    return [_orphan(c) for c in procfs.find_carrying(MARK_VAR, mark)]
+    return [_marked(c) for c in procfs.find_carrying(MARK_VAR, mark)]
 
 
 def kill_orphans(record: Mapping[str, object], events_path: Path,
@@ -56,7 +56,7 @@ def kill_orphans(record: Mapping[str, object], events_path: Path,
 
 
 def sweep(mark: str, clock: Clock,
-          select: Callable[[Orphan], bool] = lambda o: True) -> list[ProcInfo]:
+          select: Callable[[Marked], bool] = lambda o: True) -> list[ProcInfo]:
     """Kill every process carrying `mark` that `select` picks, with no grace: the safety net
     after the graceful kills. Returns the processes killed."""
     return _kill(mark, clock, select, 0.0)
@@ -87,14 +87,14 @@ def in_flight_attempts(events_path: Path) -> set[str]:
     return started
 
 
-def _kill(mark: str, clock: Clock, select: Callable[[Orphan], bool],
+def _kill(mark: str, clock: Clock, select: Callable[[Marked], bool],
           grace_s: float) -> list[ProcInfo]:
-    scan = proctree.carrier_scan(MARK_VAR, mark, lambda c: select(_orphan(c)))
+    scan = proctree.carrier_scan(MARK_VAR, mark, lambda c: select(_marked(c)))
     return list(proctree.terminate(scan, grace_s=grace_s, clock=clock).procs)
 
 
-def _orphan(carrier: procfs.Carrier) -> Orphan:
-    return Orphan(carrier.pid, carrier.environ.get(_ITERATION_VAR))
+def _marked(carrier: procfs.Carrier) -> Marked:
+    return Marked(carrier.pid, carrier.environ.get(_ITERATION_VAR))
 
 
 def _tail_events(path: Path) -> list[dict[str, object]]:

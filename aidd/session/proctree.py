@@ -195,10 +195,11 @@ class _Kill:
     named: dict[int, ProcInfo] = field(default_factory=dict)  # in the order found
 
     def run(self, grace_s: float) -> KillReport:
-        procs = self._freeze()
-        if not procs:
-            return KillReport((), escalated=False)
+        # Without a grace the kill rounds alone do: each freezes what it found before SIGKILL.
         if not (self.hurry() or grace_s <= 0):
+            procs = self._freeze()
+            if not procs:
+                return KillReport((), escalated=False)
             _send(procs, signal.SIGTERM)  # held while stopped, handled on SIGCONT
             _send(procs, signal.SIGCONT)
             self._wait(procs, grace_s, self.hurry)

@@ -85,10 +85,6 @@ def run_attempt(request: AttemptRequest) -> SessionOutcome:
     return _Attempt(request).run()
 
 
-def _local_zone(clock: Clock) -> tzinfo:
-    return clock.now().tzinfo or UTC
-
-
 def _names(infos: Sequence[proctree.ProcInfo], label: Callable[[proctree.ProcInfo], str],
            most: int = 10) -> str:
     """The first `most` labels, then how many more (a fork loop leaves hundreds)."""
@@ -101,7 +97,7 @@ class _Attempt:
         self.req = request
         self.adapter = request.adapter
         self.clock = request.clock
-        self.zone = request.zone or _local_zone(request.clock)
+        self.zone = request.zone or request.clock.now().tzinfo or UTC
         self.parser = self.adapter.new_parser(self.zone)
         self.router = StreamRouter(request.transcript, self.parser)
         self.policy = IdlePolicy(request.idle_nudge_s, request.idle_timeout_s)
