@@ -29,7 +29,7 @@ class Nudged(Protocol):
         none)."""
         ...
 
-    def interrupt(self) -> bool:
+    def interrupt_agent(self) -> bool:
         """Interrupt the agent, let it exit, kill what is left; False when aidd itself was
         interrupted meanwhile (its tree is killed next)."""
         ...
@@ -102,7 +102,7 @@ class Nudger:
         self._sent(agent, silence, "relaunch")
         agent.say(f"  interrupting the agent to resume conversation {conversation}")
         saved = (signals.error, signals.rate_limit)
-        if not agent.interrupt():
+        if not agent.interrupt_agent():
             return "aidd was interrupted"
         signals.error, signals.rate_limit = saved  # the interruption is not the agent's error
         try:

@@ -238,7 +238,7 @@ class _Attempt:
         return self.adapter.find_conversation(self.req.binary, self.req.project_dir, self.env,
                                               self.started_epoch_s)
 
-    def interrupt(self) -> bool:
+    def interrupt_agent(self) -> bool:
         self.proc.signal_group(signal.SIGINT)
         self._wait_exit(self.req.kill_grace_s)
         if self._interrupted():

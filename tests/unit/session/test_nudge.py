@@ -38,7 +38,7 @@ class FakeAttempt:
         self.steps.append("ask")
         return self.listed
 
-    def interrupt(self) -> bool:
+    def interrupt_agent(self) -> bool:
         self.steps.append("interrupt")
         self.signals.note_error(ErrorSignal(ErrorKind.FATAL, "interrupted by SIGINT"))
         return not self.interrupted_meanwhile
