@@ -19,7 +19,7 @@ import pytest
 from aidd.clock import SystemClock
 from aidd.errors import LockHeldError
 from aidd.fsio import TMP_PREFIX, UnsafePathError, remove_stale_temps
-from aidd.project.lockfile import ProjectLock, project_identity, read_lock
+from aidd.project.lockfile import ProjectLock, holder_running, project_identity, read_lock
 from aidd.session import procfs
 from aidd.session.orphans import MARK_VAR, find_marked, in_flight_attempts, kill_orphans, new_mark
 from tests.reliability.harness import running
@@ -62,6 +62,34 @@ def test_lock_records_extra_fields_and_reads_only_the_first_line(tmp_path: Path)
     finally:
         lock.release()
     assert not path.exists()
+
+
+class OneProcess:
+    """A process table holding one process, `pid`, started at `ticks`."""
+
+    def __init__(self, pid: int, ticks: int) -> None:
+        self.pid, self.ticks = pid, ticks
+
+    def start_ticks(self, pid: int) -> int | None:
+        return self.ticks if pid == self.pid else None
+
+    def same_process(self, pid: int, started: object) -> bool:
+        return pid == self.pid and started == self.ticks
+
+
+def test_the_record_names_its_aidd_by_pid_and_start_time(tmp_path: Path) -> None:
+    table = OneProcess(os.getpid(), 4242)
+    lock = ProjectLock(tmp_path, tmp_path / "aidd.lock", table)
+    lock.acquire(datetime.now(UTC), ("aidd",))
+    try:
+        record = read_lock(tmp_path, tmp_path / "aidd.lock")
+    finally:
+        lock.release()
+    assert (record["pid"], record["pid_start"]) == (os.getpid(), 4242)
+    assert holder_running(os.getpid(), record, table) is True
+    assert holder_running(os.getpid(), {**record, "pid_start": 4241}, table) is False  # reused
+    assert holder_running(os.getpid(), {**record, "pid_start": None}, table) is False
+    assert holder_running(os.getpid(), {**record, "host": f"not-{record['host']}"}, table) is None
 
 
 def _dead_pid() -> int:
