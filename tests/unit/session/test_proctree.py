@@ -143,7 +143,8 @@ def test_describe_names_each_process() -> None:
 
 
 STORM = 'trap "" TERM; echo READY; while :; do sleep 1007 & sleep 0.005; done'
-FORK_ON_TERM = 'trap "sleep 1008 & exit 0" TERM; echo READY; while :; do sleep 0.05; done'
+FORK_ON_TERM = ('trap \'sleep 1008 & echo $! > "$PID_FILE"; exit 0\' TERM; echo READY; '
+                'while :; do sleep 0.05; done')
 
 
 def shell(script: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
@@ -169,12 +170,16 @@ def test_a_fork_loop_ignoring_sigterm_is_killed_to_the_last_process() -> None:
     assert [info for info in report.procs if running(info.pid)] == []
 
 
-def test_a_child_forked_on_sigterm_is_killed_too() -> None:
+def test_a_child_forked_on_sigterm_is_killed_too(tmp_path: Path) -> None:
     scope = proctree.TreeScope()
-    proc = shell(FORK_ON_TERM)
+    pid_file = tmp_path / "forked"
+    proc = shell(FORK_ON_TERM, {**os.environ, "PID_FILE": str(pid_file)})
     report = kill(proc, scope, grace_s=2.0)
     assert proc.returncode == 0  # it obeyed, after forking
-    assert "sleep" in {i.name for i in report.procs}
+    forked = int(pid_file.read_text())
+    # By pid: under load the child can be caught before it execs `sleep`, still named `sh`.
+    assert forked in {i.pid for i in report.procs}
+    assert not running(forked)
     assert report.escalated  # the fork got SIGKILL without a grace of its own
     assert scope.snapshot(proc.pid) == []
 
