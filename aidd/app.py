@@ -111,13 +111,14 @@ def _one_shot(action: str, settings: Settings, paths: ProjectPaths,
 def _stop(paths: ProjectPaths) -> int:
     from aidd.project.lockfile import holder_running, read_lock
     from aidd.project.stop import request_stop
+    from aidd.session import procfs
 
     if not paths.root.is_dir():
         raise NotFoundError(f"project directory {paths.root} does not exist")
     request_stop(paths.root, paths.stop, SystemClock().now())
     info = read_lock(paths.root, paths.lock)
     pid = info.get("pid")
-    if isinstance(pid, int) and pid > 0 and holder_running(pid, info):
+    if isinstance(pid, int) and pid > 0 and holder_running(pid, info, procfs):
         print_out(f"stop requested: aidd (pid {info['pid']}) will stop after its current agent "
                   "run\n")
     else:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from aidd import __version__
 from aidd.errors import LockHeldError
@@ -27,15 +27,17 @@ _RECORD_LIMIT = 64 * 1024
 _RACE_RETRIES = 20
 
 
-def process_start_ticks(pid: int) -> int | None:
-    """Start time of `pid` in clock ticks since boot (field 22 of /proc/PID/stat), to tell a
-    reused pid apart."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    fields = stat[stat.rfind(")") + 2 :].split()
-    return int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else None
+class Liveness(Protocol):
+    """What the lock asks about processes (aidd.session.procfs answers: on-disk state reads
+    no process table). A pid and its start time name one process for good."""
+
+    def start_ticks(self, pid: int) -> int | None:
+        """When `pid` started, in clock ticks since boot; None when that cannot be told."""
+        ...
+
+    def same_process(self, pid: int, started: object) -> bool:
+        """Does `pid` still name the process that started at `started` ticks?"""
+        ...
 
 
 def project_identity(root: Path) -> dict[str, Any]:
@@ -56,36 +58,21 @@ def read_lock(root: Path, path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def holder_running(pid: int, info: dict[str, Any]) -> bool | None:
-    """Is `pid` still the aidd that wrote `info`? None when it ran on another host."""
+def holder_running(pid: int, info: dict[str, Any], liveness: Liveness) -> bool | None:
+    """Is `pid` still the aidd that wrote `info`? None when it ran on another host. aidd
+    records its start time wherever one can be read, so a record without one cannot name a
+    live aidd there."""
     host = info.get("host")
     if isinstance(host, str) and host and host != os.uname().nodename:
         return None
-    ticks = process_start_ticks(pid)
-    if ticks is not None:
-        # A pid reused by another process has another start time; aidd always records it
-        # where /proc exists, so a record without one cannot name a live aidd.
-        return info.get("pid_start") == ticks
-    if Path("/proc/self/stat").exists():
-        return False  # /proc works and has no such pid
-    return _signal_zero(pid)
-
-
-def _signal_zero(pid: int) -> bool:
-    """Without /proc (macOS): does any process have this pid?"""
-    try:
-        os.kill(pid, 0)
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    return True
+    return liveness.same_process(pid, info.get("pid_start"))
 
 
 @dataclass
 class ProjectLock:
     root: Path
     path: Path
+    liveness: Liveness
     fd: int = -1
     previous: dict[str, Any] = field(default_factory=dict)  # the record found when taken
 
@@ -97,7 +84,7 @@ class ProjectLock:
         self.previous = read_lock(self.root, self.path)
         record = {
             "pid": os.getpid(),
-            "pid_start": process_start_ticks(os.getpid()),
+            "pid_start": self.liveness.start_ticks(os.getpid()),
             "host": os.uname().nodename,
             "project": project_identity(self.root),
             "aidd_version": __version__,
@@ -136,7 +123,8 @@ class ProjectLock:
         say) still runs here: a second one would be two supervisors on one project (REL-7)."""
         info = read_lock(self.root, self.path)
         pid = info.get("pid")
-        if (isinstance(pid, int) and pid != os.getpid() and holder_running(pid, info)
+        if (isinstance(pid, int) and pid != os.getpid()
+                and holder_running(pid, info, self.liveness)
                 and info.get("project") == project_identity(self.root)):
             os.close(fd)
             raise LockHeldError(f"another aidd (pid {pid}, started {info.get('started_at', '?')})"
@@ -159,7 +147,7 @@ class ProjectLock:
             return None
         if not isinstance(self.previous.get("pid_start"), int):
             return None  # nothing to prove the pid was that aidd
-        if holder_running(pid, self.previous) is not False:
+        if holder_running(pid, self.previous, self.liveness) is not False:
             return None
         return pid if self.previous.get("project") == project_identity(self.root) else None
 

@@ -10,6 +10,7 @@ from typing import Any
 from aidd.events import read_events
 from aidd.project.lockfile import holder_running, read_lock
 from aidd.project.paths import ProjectPaths
+from aidd.session import procfs
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ def read_run_state(paths: ProjectPaths, now: datetime) -> RunState:
     pid = lock.get("pid")
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         pid = None
-    running: bool | None = False if pid is None else holder_running(pid, lock)
+    running: bool | None = False if pid is None else holder_running(pid, lock, procfs)
     events = read_events(paths.events)
     paused = _paused_until(events, pid, now) if running else None
     started = lock.get("started_at") if running is not False else None

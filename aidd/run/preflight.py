@@ -18,7 +18,7 @@ from aidd.agents.base import Adapter
 from aidd.agents.registry import ADAPTERS
 from aidd.agents.version import probe_version, untested_warning
 from aidd.audits.definitions import AuditDefinition, all_runnable, resolve_audits
-from aidd.clock import Clock, SystemClock
+from aidd.clock import Clock
 from aidd.config import Settings
 from aidd.errors import AgentCliError, NotFoundError, UsageError
 from aidd.fsio import UnsafePathError, make_dirs, remove_stale_temps
@@ -29,8 +29,9 @@ from aidd.project.paths import ProjectPaths, check_layout
 from aidd.prompts import context as pc
 from aidd.prompts.render import PromptRenderer
 from aidd.prompts.select import Mode, ModelOptions, PromptKind, choose_mode
+from aidd.session import procfs
 from aidd.session.idle import IdlePolicy
-from aidd.session.orphans import MARK_VAR, new_mark, reap_previous
+from aidd.session.orphans import MARK_VAR, kill_orphans, new_mark
 
 SPEC_LIMIT = 10 << 20  # a spec is prose for a model's context window, never gigabytes
 
@@ -88,7 +89,7 @@ def prepare_run(settings: Settings, paths: ProjectPaths, feature_filter: Feature
     gone = lock.previous_holder_gone()
     if gone is not None:
         warnings.append(f"reclaimed the lock of an aidd that is gone (pid {gone})")
-        warnings.extend(_reap_orphans(lock, paths))
+        warnings.extend(_kill_orphans(lock, paths, clock))
     # Temp files a killed run left where aidd writes whole files (LAY-12); not beside sync
     # targets or nested scaffolding: finding those would mean walking the whole project.
     remove_stale_temps(paths.root, paths.root, paths.automaker, paths.iterations, paths.audits)
@@ -194,7 +195,7 @@ def _claim_project(paths: ProjectPaths, started: datetime, settings: Settings,
         raise NotFoundError(str(exc)) from None
     except OSError as exc:
         raise NotFoundError(f"--project-dir {paths.root} cannot be created ({exc})") from None
-    lock = ProjectLock(paths.root, paths.lock)
+    lock = ProjectLock(paths.root, paths.lock, procfs)
     try:
         lock.acquire(started, settings.argv,
                      {"agent_mark": mark, "keep_children": settings.keep_children})
@@ -205,10 +206,10 @@ def _claim_project(paths: ProjectPaths, started: datetime, settings: Settings,
     return lock
 
 
-def _reap_orphans(lock: ProjectLock, paths: ProjectPaths) -> list[str]:
-    """REL-1: the agent tree of an aidd killed with SIGKILL is still running; kill it now."""
-    reaped = reap_previous(lock.previous, paths.events, SystemClock())
-    if not reaped:
+def _kill_orphans(lock: ProjectLock, paths: ProjectPaths, clock: Clock) -> list[str]:
+    """The agent tree of an aidd killed with SIGKILL may still run: kill it now (REL-1)."""
+    killed = kill_orphans(lock.previous, paths.events, clock)
+    if not killed:
         return []
-    names = ", ".join(o.label() for o in reaped)
-    return [f"killed {len(reaped)} processes left running by that aidd's agent: {names}"]
+    names = ", ".join(o.label() for o in killed)
+    return [f"killed {len(killed)} processes left running by that aidd's agent: {names}"]

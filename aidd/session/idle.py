@@ -73,3 +73,8 @@ class IdleMonitor:
             return IdleAction.NUDGE
         self.stage = IdleStage.KILLED
         return IdleAction.KILL
+
+
+def seconds_text(value: float) -> str:
+    """A silence or a limit as the console shows it: `0.5s`, `12s`."""
+    return f"{value:.1f}s" if value < 1 else f"{value:.0f}s"

@@ -13,15 +13,15 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from aidd import __version__
-from aidd.agents.base import Adapter, AgentContext, NudgeMethod
+from aidd.agents.base import Adapter, AgentContext, NudgeMethod, Signals
 from aidd.agents.ratelimit import wake_time
 from aidd.clock import Clock, SystemClock
 from aidd.errors import AgentCliError
 from aidd.events import EventLog
 from aidd.logs.transcript import Transcript
-from aidd.session import orphans as reap
-from aidd.session import proctree
-from aidd.session.idle import IdleAction, IdleMonitor, IdlePolicy
+from aidd.session import orphans, proctree
+from aidd.session.idle import IdleAction, IdleMonitor, IdlePolicy, seconds_text
+from aidd.session.nudge import Nudger
 from aidd.session.outcome import EndCause, Outcome, Reason, SessionOutcome, classify
 from aidd.session.pty import AgentProcess
 from aidd.session.stream import StreamRouter
@@ -85,14 +85,6 @@ def run_attempt(request: AttemptRequest) -> SessionOutcome:
     return _Attempt(request).run()
 
 
-def _local_zone(clock: Clock) -> tzinfo:
-    return clock.now().tzinfo or UTC
-
-
-def _secs(value: float) -> str:
-    return f"{value:.1f}s" if value < 1 else f"{value:.0f}s"
-
-
 def _names(infos: Sequence[proctree.ProcInfo], label: Callable[[proctree.ProcInfo], str],
            most: int = 10) -> str:
     """The first `most` labels, then how many more (a fork loop leaves hundreds)."""
@@ -105,7 +97,7 @@ class _Attempt:
         self.req = request
         self.adapter = request.adapter
         self.clock = request.clock
-        self.zone = request.zone or _local_zone(request.clock)
+        self.zone = request.zone or request.clock.now().tzinfo or UTC
         self.parser = self.adapter.new_parser(self.zone)
         self.router = StreamRouter(request.transcript, self.parser)
         self.policy = IdlePolicy(request.idle_nudge_s, request.idle_timeout_s)
@@ -114,10 +106,8 @@ class _Attempt:
         self.idle = IdleMonitor(self.policy, self.started)
         self.wall_at = self.started + request.timeout_s if request.timeout_s > 0 else None
         self.linger_at: float | None = None
-        self.nudge_outstanding = False
-        self.awaiting_answer = False  # a stdin nudge sent, no progress seen since
         self.turns_seen = 0
-        self.nudges = 0
+        self.nudger = Nudger(self.adapter, request.nudge_text, request.events, request.number)
         self.launches = 0
         self.exit_status: int | None = None
         self.env = self.adapter.environment(request.env, AgentContext(
@@ -141,8 +131,8 @@ class _Attempt:
     def _supervise(self) -> EndCause:
         while True:
             if self._interrupted():
-                self._say(f"interrupted by {self._signal_name()}; killing the agent tree",
-                          "WARN")
+                self.say(f"interrupted by {self._signal_name()}; killing the agent tree",
+                         "WARN")
                 self._kill(EndCause.SIGNAL)
                 return EndCause.SIGNAL
             status = self.proc.poll()
@@ -160,17 +150,17 @@ class _Attempt:
 
     def _due(self, now: float) -> EndCause | None:
         if self.wall_at is not None and now >= self.wall_at:
-            self._say(f"wall-clock limit {_secs(self.req.timeout_s)} reached", "WARN")
+            self.say(f"wall-clock limit {seconds_text(self.req.timeout_s)} reached", "WARN")
             return EndCause.WALL
         if self.linger_at is not None and now >= self.linger_at:
-            self._say("agent lingered after its final event", "WARN")
+            self.say("agent lingered after its final event", "WARN")
             return EndCause.LINGER
         action = self.idle.poll(now)
         if action is IdleAction.NUDGE and self.linger_at is None:
-            self._nudge(now)
+            self.nudger.nudge(self, self.idle.silence(now))
         elif action is IdleAction.KILL:
-            self._say(f"no output for {_secs(self.idle.silence(now))}; killing the agent tree",
-                      "WARN")
+            silence = seconds_text(self.idle.silence(now))
+            self.say(f"no output for {silence}; killing the agent tree", "WARN")
             return EndCause.IDLE
         return None
 
@@ -184,17 +174,26 @@ class _Attempt:
     def _pump(self, timeout_s: float) -> int:
         """Wait for output or the agent's exit, at most `timeout_s`; route what arrives."""
         terminal = self.proc.terminal
+        ready = self._poller().poll(math.ceil(timeout_s * 1000))
+        if terminal.eof or not any(fd == terminal.master_fd for fd, _ in ready):
+            return 0
+        return self._read_output()
+
+    def _poller(self) -> select.poll:
+        """Wakes on output, on the agent's exit (its pidfd) and on aidd's interrupt flag."""
         poller = select.poll()
-        if not terminal.eof:
-            poller.register(terminal.master_fd, select.POLLIN)
+        if not self.proc.terminal.eof:
+            poller.register(self.proc.terminal.master_fd, select.POLLIN)
         if self.proc.pidfd >= 0:
             poller.register(self.proc.pidfd, select.POLLIN)
         interrupt = self.req.interrupt
         if interrupt is not None and not interrupt.is_set():  # once set, it would never block
             poller.register(interrupt.fileno(), select.POLLIN)
-        ready = poller.poll(math.ceil(timeout_s * 1000))
-        if terminal.eof or not any(fd == terminal.master_fd for fd, _ in ready):
-            return 0
+        return poller
+
+    def _read_output(self) -> int:
+        """Up to 16 reads of what is there, routed; returns the bytes read."""
+        terminal = self.proc.terminal
         total = 0
         for _ in range(16):
             data = terminal.read()
@@ -210,10 +209,7 @@ class _Attempt:
         now = self.clock.monotonic()
         progress = self.parser.signals.progress
         self.router.feed(data)
-        # After a stdin nudge, claude's echo of the interrupt is not an answer (SUP-20):
-        # only lines showing progress return the idle machine to stage 1.
-        if not self.awaiting_answer or self.parser.signals.progress > progress:
-            self.awaiting_answer = False
+        if self.nudger.is_answer(self.parser.signals.progress > progress):
             self.idle.activity(now)
         if self.linger_at is not None and self.adapter.output_cancels_linger:
             self.linger_at = None
@@ -224,68 +220,40 @@ class _Attempt:
     def _turn_ended(self, now: float) -> None:
         """A terminal event (ADP-39); claude's stdin closes unless a nudge awaits its answer."""
         if self.adapter.nudge_method is NudgeMethod.STDIN:
-            if self.nudge_outstanding:
-                self.nudge_outstanding = False
+            if self.nudger.answered_turn():
                 return
             self.proc.stdin.close()  # ADP-31: the CLI then exits
         if self.linger_at is None:
             self.linger_at = now + self.policy.linger_grace(self.req.linger_cap_s)
 
-    # -- nudges (ADP-30..32) ---------------------------------------------------------------
-    def _nudge(self, now: float) -> None:
-        self.nudges += 1
-        silence = self.idle.silence(now)
-        method = self.adapter.nudge_method
-        if method is NudgeMethod.STDIN:
-            why_not = self._nudge_stdin(silence)
-        else:
-            why_not = self._nudge_relaunch(silence)
-        if why_not is not None:
-            self._say(f"no output for {_secs(silence)}; nudge not delivered: {why_not}", "WARN")
-        self.req.events.emit("nudge", number=self.req.number, silence_s=round(silence, 3),
-                             method=method.value, delivered=why_not is None, why_not=why_not)
+    # -- what a nudge asks of the attempt (nudge.Nudged) -------------------------------------
+    @property
+    def signals(self) -> Signals:
+        return self.parser.signals
 
-    def _nudge_sent(self, silence: float, method: str) -> None:
-        self._say(f"no output for {_secs(silence)}; nudge sent ({method})")
-        for line in self.req.nudge_text.splitlines() or [""]:
-            self._say(f"  nudge: {line}")
+    def write_stdin(self, data: bytes) -> bool:
+        return self.proc.stdin.send(data)
 
-    def _nudge_stdin(self, silence: float) -> str | None:
-        if not self.proc.stdin.send(self.adapter.encode_nudge(self.req.nudge_text)):
-            return "stdin is closed"
-        self.nudge_outstanding = True
-        self.awaiting_answer = True
-        self._nudge_sent(silence, "stdin")
-        return None
+    def ask_conversation(self) -> str | None:
+        return self.adapter.find_conversation(self.req.binary, self.req.project_dir, self.env,
+                                              self.started_epoch_s)
 
-    def _nudge_relaunch(self, silence: float) -> str | None:
-        """Interrupt, then resume the same conversation with the nudge as the next message."""
-        signals = self.parser.signals
-        # A run hung on its first request printed no id; ask the CLI (docs/real-clis.md).
-        conversation = signals.conversation_id or self.adapter.find_conversation(
-            self.req.binary, self.req.project_dir, self.env, self.started_epoch_s)
-        if conversation is None:
-            return "no conversation id yet"
-        self._nudge_sent(silence, "relaunch")
-        self._say(f"  interrupting the agent to resume conversation {conversation}")
-        saved = (signals.error, signals.rate_limit)
-        old = self.proc
-        old.signal_group(signal.SIGINT)
+    def interrupt_agent(self) -> bool:
+        self.proc.signal_group(signal.SIGINT)
         self._wait_exit(self.req.kill_grace_s)
         if self._interrupted():
-            return "aidd was interrupted"  # the loop kills the tree next
+            return False
         self._kill_tree("nudge", only_if_alive=True)
         self._drain()
-        signals.error, signals.rate_limit = saved  # the interruption is not the agent's error
-        self.turns_seen = signals.turns_ended
+        return True
+
+    def relaunch(self, conversation: str, message: bytes) -> None:
+        self.turns_seen = self.parser.signals.turns_ended
         self.linger_at = None
+        old = self.proc
         argv = self.adapter.relaunch_argv(self.req.binary, self.req.model, conversation)
-        try:
-            self.proc = self._spawn(argv, self.adapter.encode_nudge(self.req.nudge_text))
-        except AgentCliError as err:
-            return str(err)
+        self.proc = self._spawn(argv, message)
         old.close()
-        return None
 
     # -- endings ---------------------------------------------------------------------------
     def _kill(self, cause: EndCause) -> None:
@@ -296,13 +264,13 @@ class _Attempt:
     def _kill_tree(self, reason: str, *, only_if_alive: bool = False) -> None:
         proc = self.proc
         report = self._terminate(lambda: self.scope.snapshot(proc.pid),
-                                 root_alive=lambda: proc.poll() is None)
+                                 proctree.Root(proc.pid, lambda: proc.poll() is None))
         if only_if_alive and not report.procs:
             return
         self._wait_exit(1.0)
         names = _names(report.procs, lambda p: p.label()) or "nothing left"
         suffix = "; SIGKILL needed" if report.escalated else ""
-        self._say(f"killed the agent tree ({reason}): {names}{suffix}", "WARN")
+        self.say(f"killed the agent tree ({reason}): {names}{suffix}", "WARN")
         self.req.events.emit(
             "kill", number=self.req.number, reason=reason,
             pids=[{"pid": p.pid, "name": p.name} for p in report.procs],
@@ -318,14 +286,14 @@ class _Attempt:
         if self.req.keep_children:
             infos = proctree.describe(scan())
         else:
-            infos = self._terminate(scan, root_alive=lambda: False).procs
+            infos = self._terminate(scan, proctree.Root(root, lambda: False)).procs
         if not infos:
             return
         named = _names(infos, lambda i: f"{i.label()} ({i.cmd})")
         if self.req.keep_children:
-            self._say(f"left running by the agent (--keep-children): {named}")
+            self.say(f"left running by the agent (--keep-children): {named}")
         else:
-            self._say(f"killed what the agent left running: {named}", "WARN")
+            self.say(f"killed what the agent left running: {named}", "WARN")
             self._drain()
         pids = [{"pid": i.pid, "name": i.name, "cmd": i.cmd} for i in infos]
         self.req.events.emit("children_reaped", number=self.req.number, pids=pids,
@@ -335,17 +303,15 @@ class _Attempt:
         """Processes carrying this run's mark and this attempt's number, wherever they went
         (REL-1); kept leftovers of earlier attempts (--keep-children) carry another number."""
         number = str(self.req.number)
-        found = reap.find_marked(self.env.get(reap.MARK_VAR, ""))
+        found = orphans.find_marked(self.env.get(orphans.MARK_VAR, ""))
         return [o.pid for o in found if o.iteration == number]
 
-    def _terminate(self, scan: Callable[[], list[Any]],
-                   root_alive: Callable[[], bool]) -> proctree.KillReport:
+    def _terminate(self, scan: proctree.Scan, root: proctree.Root) -> proctree.KillReport:
         """Freeze, SIGTERM, the grace (none once a second signal came), then SIGKILL until
-        nothing is left (SUP-40)."""
+        nothing is left (SUP-40); the agent's output is read meanwhile."""
         return proctree.terminate(
-            scan, root_pid=self.proc.pid, root_alive=root_alive,
-            grace_s=0.0 if self._urgent() else self.req.kill_grace_s, clock=self.clock,
-            pump=self._pump, hurry=self._urgent)
+            scan, root=root, grace_s=0.0 if self._urgent() else self.req.kill_grace_s,
+            clock=self.clock, pump=self._pump, hurry=self._urgent)
 
     def _drain(self) -> None:
         """After an exit: read until EOF, or until no byte came for `drain_quiet_s` (SUP-14)."""
@@ -371,9 +337,8 @@ class _Attempt:
         try:
             proc = self.proc
             proctree.terminate(
-                lambda: self.scope.snapshot(proc.pid), root_pid=proc.pid,
-                root_alive=lambda: proc.poll() is None, grace_s=0.0, clock=self.clock,
-                pump=self.clock.sleep, hurry=lambda: True)
+                lambda: self.scope.snapshot(proc.pid), grace_s=0.0, clock=self.clock,
+                root=proctree.Root(proc.pid, lambda: proc.poll() is None), hurry=lambda: True)
         except Exception:  # already failing; the original error matters more
             pass
 
@@ -401,7 +366,7 @@ class _Attempt:
         interrupt = self.req.interrupt
         return interrupt is not None and interrupt.is_set()
 
-    def _say(self, text: str, level: str = "") -> None:
+    def say(self, text: str, level: str = "") -> None:
         self.req.transcript.message(text, level)
 
     def _outcome(self, cause: EndCause) -> SessionOutcome:
@@ -409,7 +374,7 @@ class _Attempt:
         verdict = classify(cause, self.exit_status, signals,
                            exit1_success=self.adapter.exit1_success)
         if verdict.reason is Reason.EXIT1_SUCCESS:
-            self._say("exit 1 treated as success")
+            self.say("exit 1 treated as success")
         wake = None
         if verdict.outcome is Outcome.RATE_LIMITED:
             wake = wake_time(signals.rate_limit, self.clock.now(), self.zone,
@@ -424,4 +389,4 @@ class _Attempt:
             cost_usd=signals.cost_usd, wake=wake,
             message=signals.error.message if signals.error else None,
             interrupted_by=interrupt.name if cause is EndCause.SIGNAL and interrupt else None,
-            nudges=self.nudges, launches=self.launches)
+            nudges=self.nudger.count, launches=self.launches)

@@ -22,12 +22,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from aidd.errors import LockHeldError
 from aidd.project.lockfile import ProjectLock
+from aidd.session import procfs
 root = Path(sys.argv[1])
 token = root / "held"
 deadline = time.monotonic() + float(sys.argv[2])
 held = 0
 while time.monotonic() < deadline:
-    lock = ProjectLock(root, root / "aidd.lock")
+    lock = ProjectLock(root, root / "aidd.lock", procfs)
     try:
         lock.acquire(datetime.now(UTC), ("worker",))
     except LockHeldError:

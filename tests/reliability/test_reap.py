@@ -19,16 +19,9 @@ import pytest
 from aidd.clock import SystemClock
 from aidd.errors import LockHeldError
 from aidd.fsio import TMP_PREFIX, UnsafePathError, remove_stale_temps
-from aidd.project.lockfile import ProjectLock, process_start_ticks, project_identity, read_lock
-from aidd.session.orphans import (
-    MARK_VAR,
-    Orphan,
-    find_marked,
-    in_flight_attempts,
-    new_mark,
-    reap,
-    reap_previous,
-)
+from aidd.project.lockfile import ProjectLock, holder_running, project_identity, read_lock
+from aidd.session import procfs
+from aidd.session.orphans import MARK_VAR, find_marked, in_flight_attempts, kill_orphans, new_mark
 from tests.reliability.harness import running
 
 pytestmark = pytest.mark.reliability
@@ -58,7 +51,7 @@ def spawn(procs: list[subprocess.Popen[bytes]], mark: str, iteration: str = "1")
 
 def test_lock_records_extra_fields_and_reads_only_the_first_line(tmp_path: Path) -> None:
     path = tmp_path / "aidd.lock"
-    lock = ProjectLock(tmp_path, path)
+    lock = ProjectLock(tmp_path, path, procfs)
     lock.acquire(datetime.now(UTC), ("aidd",), {"agent_mark": "abc", "keep_children": False})
     try:
         assert read_lock(tmp_path, path)["agent_mark"] == "abc"
@@ -71,6 +64,34 @@ def test_lock_records_extra_fields_and_reads_only_the_first_line(tmp_path: Path)
     assert not path.exists()
 
 
+class OneProcess:
+    """A process table holding one process, `pid`, started at `ticks`."""
+
+    def __init__(self, pid: int, ticks: int) -> None:
+        self.pid, self.ticks = pid, ticks
+
+    def start_ticks(self, pid: int) -> int | None:
+        return self.ticks if pid == self.pid else None
+
+    def same_process(self, pid: int, started: object) -> bool:
+        return pid == self.pid and started == self.ticks
+
+
+def test_the_record_names_its_aidd_by_pid_and_start_time(tmp_path: Path) -> None:
+    table = OneProcess(os.getpid(), 4242)
+    lock = ProjectLock(tmp_path, tmp_path / "aidd.lock", table)
+    lock.acquire(datetime.now(UTC), ("aidd",))
+    try:
+        record = read_lock(tmp_path, tmp_path / "aidd.lock")
+    finally:
+        lock.release()
+    assert (record["pid"], record["pid_start"]) == (os.getpid(), 4242)
+    assert holder_running(os.getpid(), record, table) is True
+    assert holder_running(os.getpid(), {**record, "pid_start": 4241}, table) is False  # reused
+    assert holder_running(os.getpid(), {**record, "pid_start": None}, table) is False
+    assert holder_running(os.getpid(), {**record, "host": f"not-{record['host']}"}, table) is None
+
+
 def _dead_pid() -> int:
     done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)
@@ -80,7 +101,7 @@ def _dead_pid() -> int:
 def _take(root: Path, record: dict[str, object]) -> ProjectLock:
     path = root / "aidd.lock"
     path.write_text(json.dumps(record) + "\n")
-    lock = ProjectLock(root, path)
+    lock = ProjectLock(root, path, procfs)
     lock.acquire(datetime.now(UTC), ("aidd",))
     return lock
 
@@ -108,7 +129,7 @@ def test_only_a_gone_holder_of_this_very_directory_is_reaped(
     """A copied project carries another run's record (issue 13 item 4); a live pid without
     a start time is not proof of anything, and a live one is never reaped."""
     if record.get("pid") == "live":
-        record = {"project": project_identity(tmp_path), "pid_start": process_start_ticks(sleeper),
+        record = {"project": project_identity(tmp_path), "pid_start": procfs.start_ticks(sleeper),
                   **record, "pid": sleeper}
     lock = _take(tmp_path, {"pid": _dead_pid(), "agent_mark": "m1", **record})
     try:
@@ -127,7 +148,7 @@ def sleeper() -> Iterator[int]:
 
 def test_a_live_holder_of_this_directory_whose_file_was_replaced_is_refused(
         tmp_path: Path, sleeper: int) -> None:
-    live = {"pid": sleeper, "pid_start": process_start_ticks(sleeper),
+    live = {"pid": sleeper, "pid_start": procfs.start_ticks(sleeper),
             "project": project_identity(tmp_path)}
     with pytest.raises(LockHeldError, match="lock file was replaced"):
         _take(tmp_path, live)
@@ -147,33 +168,34 @@ def test_a_planted_lock_file_is_refused_and_left_alone(tmp_path: Path, kind: str
     else:
         os.mkfifo(path)
     with pytest.raises(UnsafePathError):
-        ProjectLock(root, path).acquire(datetime.now(UTC), ("aidd",))
+        ProjectLock(root, path, procfs).acquire(datetime.now(UTC), ("aidd",))
     assert outside.read_text() == "precious\n"
     assert path.exists() or path.is_symlink()
 
 
-def test_find_and_reap_only_marked_processes(marked: list[subprocess.Popen[bytes]]) -> None:
+# An unmarked shell starts a marked orphan and reports how it ended: the kill reaps what it
+# can, so the test process must not be the orphan's parent to learn its exit status.
+WATCHED = 'env "$1=$2" "$3" -c "$4" & wait $!; echo "exit $?"'
+
+
+def test_find_and_kill_only_marked_processes(
+        tmp_path: Path, marked: list[subprocess.Popen[bytes]]) -> None:
     mark, other = new_mark(), new_mark()
-    mine = spawn(marked, mark)
+    watcher = subprocess.Popen(["sh", "-c", WATCHED, "sh", MARK_VAR, mark, sys.executable,
+                                STUBBORN], stdout=subprocess.PIPE)
+    marked.append(watcher)
+    assert watcher.stdout is not None
+    assert watcher.stdout.readline() == b"ready\n"
     theirs = spawn(marked, other)
-    found = find_marked(mark)
-    assert [o.pid for o in found] == [mine]
+    (mine,) = find_marked(mark)
+    assert mine.pid not in (watcher.pid, theirs)
     start = time.monotonic()
-    assert [o.pid for o in reap(found, mark, SystemClock(), grace_s=0.2)] == [mine]
-    assert time.monotonic() - start < 3
-    marked[0].wait(5)
-    assert marked[0].returncode == -signal.SIGKILL  # it ignored SIGTERM
+    killed = kill_orphans({"agent_mark": mark}, tmp_path / "events.jsonl", SystemClock())
+    assert [info.pid for info in killed] == [mine.pid]
+    assert time.monotonic() - start < 3  # a grace of 1 s, then SIGKILL
+    assert watcher.stdout.readline() == b"exit %d\n" % (128 + signal.SIGKILL)  # ignored TERM
+    watcher.stdout.close()
     assert running(theirs)
-
-
-def test_a_reused_pid_is_never_signalled(marked: list[subprocess.Popen[bytes]]) -> None:
-    """Recorded start time differs (the pid now belongs to another process): left alone."""
-    mark = new_mark()
-    pid = spawn(marked, mark)
-    (found,) = find_marked(mark)
-    impostor = Orphan(found.pid, (found.ticks or 0) + 1, found.name, found.iteration)
-    assert reap([impostor], mark, SystemClock(), grace_s=0.1) == []
-    assert running(pid)
 
 
 def test_keep_children_reaps_only_the_attempt_in_flight(
@@ -187,8 +209,8 @@ def test_keep_children_reaps_only_the_attempt_in_flight(
     kept = spawn(marked, mark, iteration="1")
     orphan = spawn(marked, mark, iteration="2")
     record = {"agent_mark": mark, "keep_children": True}
-    reaped = reap_previous(record, events, SystemClock())
-    assert [o.pid for o in reaped] == [orphan]
+    killed = kill_orphans(record, events, SystemClock())
+    assert [info.pid for info in killed] == [orphan]
     assert running(kept)
     assert not running(orphan)
 

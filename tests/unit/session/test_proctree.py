@@ -6,12 +6,13 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import psutil
 import pytest
 
 from aidd.clock import SystemClock
-from aidd.session import proctree
+from aidd.session import procfs, proctree
 from tests.conftest import FakeAgent
 from tests.fakes.attempt import pid_alive
 
@@ -29,12 +30,19 @@ def start(fake_agent: FakeAgent, *steps: dict[str, object]) -> subprocess.Popen[
 def kill(proc: subprocess.Popen[bytes], scope: proctree.TreeScope,
          grace_s: float = 0.5) -> proctree.KillReport:
     report = proctree.terminate(
-        lambda: scope.snapshot(proc.pid), root_pid=proc.pid,
-        root_alive=lambda: proc.poll() is None, grace_s=grace_s, clock=SystemClock(),
-        pump=time.sleep, hurry=lambda: False)
+        lambda: scope.snapshot(proc.pid), root=proctree.Root(proc.pid, lambda: proc.poll() is None),
+        grace_s=grace_s, clock=SystemClock())
     assert proc.stdout is not None
     proc.stdout.close()
     return report
+
+
+def running(pid: int) -> bool:
+    """Alive and not a zombie (a zombie is dead; only its parent can reap it)."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
 
 
 @pytest.fixture(autouse=True)
@@ -100,9 +108,9 @@ def test_snapshot_of_a_dead_root_still_finds_its_leftovers(fake_agent: FakeAgent
     assert left is not None
     procs = scope.snapshot(proc.pid)
     assert [p.pid for p in procs] == [left]
-    report = proctree.terminate(lambda: scope.snapshot(proc.pid), root_pid=proc.pid,
-                                root_alive=lambda: False, grace_s=0.5, clock=SystemClock(),
-                                pump=time.sleep, hurry=lambda: False)
+    report = proctree.terminate(lambda: scope.snapshot(proc.pid),
+                                root=proctree.Root(proc.pid, lambda: False), grace_s=0.5,
+                                clock=SystemClock())
     assert [i.name for i in report.procs] == ["sleep"]
     assert not pid_alive(left)
 
@@ -135,7 +143,8 @@ def test_describe_names_each_process() -> None:
 
 
 STORM = 'trap "" TERM; echo READY; while :; do sleep 1007 & sleep 0.005; done'
-FORK_ON_TERM = 'trap "sleep 1008 & exit 0" TERM; echo READY; while :; do sleep 0.05; done'
+FORK_ON_TERM = ('trap \'sleep 1008 & echo $! > "$PID_FILE"; exit 0\' TERM; echo READY; '
+                'while :; do sleep 0.05; done')
 
 
 def shell(script: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
@@ -158,15 +167,19 @@ def test_a_fork_loop_ignoring_sigterm_is_killed_to_the_last_process() -> None:
     assert report.escalated
     assert len(report.procs) > 20
     assert scope.snapshot(proc.pid) == []
-    assert proctree.still_running(report.procs) == []
+    assert [info for info in report.procs if running(info.pid)] == []
 
 
-def test_a_child_forked_on_sigterm_is_killed_too() -> None:
+def test_a_child_forked_on_sigterm_is_killed_too(tmp_path: Path) -> None:
     scope = proctree.TreeScope()
-    proc = shell(FORK_ON_TERM)
+    pid_file = tmp_path / "forked"
+    proc = shell(FORK_ON_TERM, {**os.environ, "PID_FILE": str(pid_file)})
     report = kill(proc, scope, grace_s=2.0)
     assert proc.returncode == 0  # it obeyed, after forking
-    assert "sleep" in {i.name for i in report.procs}
+    forked = int(pid_file.read_text())
+    # By pid: under load the child can be caught before it execs `sleep`, still named `sh`.
+    assert forked in {i.pid for i in report.procs}
+    assert not running(forked)
     assert report.escalated  # the fork got SIGKILL without a grace of its own
     assert scope.snapshot(proc.pid) == []
 
@@ -188,9 +201,67 @@ def test_marked_processes_outside_the_tree_are_members() -> None:
         agent.stdout.close()
 
 
-def test_the_portable_table_agrees_with_proc(monkeypatch: pytest.MonkeyPatch) -> None:
-    fast = proctree._table()[os.getpid()]
-    monkeypatch.setattr(proctree, "_PROC", proctree.Path("/nonexistent"))
-    slow = proctree._table()[os.getpid()]
+def test_the_portable_table_agrees_with_proc() -> None:
+    fast = procfs.table()[os.getpid()]
+    slow = proctree._table_portable()[os.getpid()]
     assert (slow.ppid, slow.group, slow.session, slow.zombie) == (
         fast.ppid, fast.group, fast.session, fast.zombie)
+
+
+def start_on_pid(pid: int) -> subprocess.Popen[bytes] | None:
+    """A new process on `pid`, by setting the kernel's last pid (root only); None when that
+    cannot be had (not root, or another process took the pid first, every time)."""
+    for _ in range(20):
+        try:
+            Path("/proc/sys/kernel/ns_last_pid").write_text(str(pid - 1))
+        except OSError:
+            return None
+        proc = subprocess.Popen(["sleep", "1015"])
+        if proc.pid == pid:
+            return proc
+        proc.kill()
+        proc.wait()
+    return None
+
+
+def test_a_pid_reused_since_the_scan_is_never_signalled() -> None:
+    first = subprocess.Popen(["sleep", "1014"])
+    stale = psutil.Process(first.pid)
+    first.kill()
+    first.wait()
+    time.sleep(0.05)  # start times count in 10 ms ticks; a real reuse takes far longer
+    second = start_on_pid(first.pid)
+    if second is None:
+        pytest.skip("cannot choose the next pid here (needs root)")
+    try:
+        report = proctree.terminate(lambda: [stale], grace_s=0.1, clock=SystemClock())
+        assert report == proctree.KillReport((), escalated=False)
+        assert running(second.pid)
+    finally:
+        second.kill()
+        second.wait()
+
+
+def test_a_marked_set_is_killed_to_the_last_process_and_nothing_else() -> None:
+    """The kill for orphans of a killed aidd and the run-end sweep: by mark, no tree."""
+    mark = "proctree-test-mark"
+    env = {**os.environ, "TEST_MARK": mark}
+    storm = shell(STORM, env)
+    bystander = shell("echo READY; exec sleep 1016")
+    try:
+        scan = proctree.carrier_scan("TEST_MARK", mark, lambda carrier: True)
+        deadline = time.monotonic() + 10
+        while len(scan()) < 20:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        report = proctree.terminate(scan, grace_s=0.2, clock=SystemClock())
+        assert report.escalated
+        assert len(report.procs) > 20
+        assert scan() == []
+        assert running(bystander.pid)
+    finally:
+        for proc in (storm, bystander):
+            proc.kill()
+            proc.wait()
+            assert proc.stdout is not None
+            proc.stdout.close()
