@@ -160,10 +160,14 @@ class Adapter(Protocol):
         """The nudge relaunch (ADP-10); only called when `nudge_method` is RELAUNCH."""
         ...
 
-    def find_conversation(
-        self, binary: str, project_dir: Path, env: Mapping[str, str], since_s: float
-    ) -> str | None:
-        """The conversation of a run whose output named none yet (RELAUNCH only), else None."""
+    def conversations_argv(self, binary: str) -> list[str] | None:
+        """The helper command listing the CLI's conversations, for a run whose output named
+        none yet (RELAUNCH only); None when the CLI needs no lookup."""
+        ...
+
+    def pick_conversation(self, listing: bytes, project_dir: Path, since_s: float) -> str | None:
+        """From that command's output: the conversation this run started (at or after
+        `since_s`, in `project_dir`), else None."""
         ...
 
     def environment(self, base: Mapping[str, str], context: AgentContext) -> dict[str, str]: ...

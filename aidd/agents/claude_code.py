@@ -299,10 +299,11 @@ class ClaudeCode:
     def relaunch_argv(self, binary: str, model: str | None, conversation_id: str) -> list[str]:
         raise NotImplementedError("claude-code nudges through stdin (ADP-10)")
 
-    def find_conversation(
-        self, binary: str, project_dir: Path, env: Mapping[str, str], since_s: float
-    ) -> str | None:
+    def conversations_argv(self, binary: str) -> list[str] | None:
         return None  # never needed: claude nudges through stdin
+
+    def pick_conversation(self, listing: bytes, project_dir: Path, since_s: float) -> str | None:
+        return None
 
     def environment(self, base: Mapping[str, str], context: AgentContext) -> dict[str, str]:
         return agent_environment(base, self.name, context)

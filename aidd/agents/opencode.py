@@ -34,7 +34,7 @@ from aidd.agents.jsonlines import (
 from aidd.agents.opencode_config import CONFIG as OPENCODE_CONFIG
 from aidd.agents.opencode_config import ensure_opencode_permissions
 from aidd.agents.ratelimit import RateLimitInfo
-from aidd.agents.sessions import latest_session
+from aidd.agents.sessions import list_argv, pick_session
 
 
 class RunJsonParser:
@@ -183,11 +183,12 @@ class OpenCode:
         return [binary, "run", "--format", "json", "--session", conversation_id, _AUTO,
                 *_model_words(model)]
 
-    def find_conversation(
-        self, binary: str, project_dir: Path, env: Mapping[str, str], since_s: float
-    ) -> str | None:
+    def conversations_argv(self, binary: str) -> list[str] | None:
         """A run hung on its first request has printed no sessionID; its session is listed."""
-        return latest_session(binary, project_dir, env, since_s)
+        return list_argv(binary)
+
+    def pick_conversation(self, listing: bytes, project_dir: Path, since_s: float) -> str | None:
+        return pick_session(listing, project_dir, since_s)
 
     def environment(self, base: Mapping[str, str], context: AgentContext) -> dict[str, str]:
         return agent_environment(base, self.name, context)

@@ -1,4 +1,5 @@
-"""Find the conversation an opencode/kilo run started when its output named none (ADP-30).
+"""Which conversation an opencode/kilo run started when its output named none (ADP-30): the
+command that lists them, and the pick from its output (session/cliproc runs it).
 
 A run hung on its first model request prints nothing, so no `sessionID` is known when the nudge
 is due; the session exists already, and `<cli> session list --format json` names it.
@@ -7,11 +8,8 @@ is due; the session exists already, and `<cli> session list --format json` names
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-
-from aidd.agents.cliproc import run_cli
 
 LIST_LIMIT = 20  # sessions of other directories may share the project (all non-git dirs do)
 SLACK_MS = 2000  # clock granularity between aidd's start time and the CLI's `created`
@@ -40,18 +38,6 @@ def pick_session(listing: bytes, project_dir: Path, since_s: float) -> str | Non
         if created + SLACK_MS >= since_s * 1000:
             found.append((created, ident))
     return max(found)[1] if found else None
-
-
-def latest_session(
-    binary: str, project_dir: Path, env: Mapping[str, str], since_s: float,
-    timeout_s: float = 15.0,
-) -> str | None:
-    """Ask the CLI for its sessions (same environment and directory as the run); None on any
-    trouble: the nudge is then reported as not delivered (ADP-32)."""
-    out = run_cli(list_argv(binary), env=env, timeout_s=timeout_s, cwd=project_dir)
-    if out is None:
-        return None
-    return pick_session(out, project_dir, since_s)
 
 
 def _real(path: Path) -> str:

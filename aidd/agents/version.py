@@ -4,26 +4,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 
 from aidd.agents.base import Adapter
-from aidd.agents.cliproc import run_cli
 
-UNKNOWN = "unknown"
 _NUMBER = re.compile(r"\d+\.\d+(?:\.\d+)?")
-
-
-def probe_version(
-    binary: str, env: Mapping[str, str] | None = None, timeout_s: float = 10.0
-) -> str:
-    """`<binary> --version` with stdin closed: its first non-empty line, else `unknown`."""
-    out = run_cli([binary, "--version"], env=env, timeout_s=timeout_s, stderr_too=True)
-    if out is None:
-        return UNKNOWN
-    for line in out.decode("utf-8", "replace").splitlines():
-        if line.strip():
-            return line.strip()
-    return UNKNOWN
 
 
 def is_tested(adapter: Adapter, version: str) -> bool:

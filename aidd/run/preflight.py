@@ -16,7 +16,7 @@ from typing import Any
 from aidd import __version__
 from aidd.agents.base import Adapter
 from aidd.agents.registry import ADAPTERS
-from aidd.agents.version import probe_version, untested_warning
+from aidd.agents.version import untested_warning
 from aidd.audits.definitions import AuditDefinition, all_runnable, resolve_audits
 from aidd.clock import Clock
 from aidd.config import Settings
@@ -30,6 +30,7 @@ from aidd.prompts import context as pc
 from aidd.prompts.render import PromptRenderer
 from aidd.prompts.select import Mode, ModelOptions, PromptKind, choose_mode
 from aidd.session import procfs
+from aidd.session.cliproc import probe_version
 from aidd.session.idle import IdlePolicy
 from aidd.session.orphans import MARK_VAR, kill_orphans, new_mark
 

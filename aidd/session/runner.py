@@ -20,6 +20,7 @@ from aidd.errors import AgentCliError
 from aidd.events import EventLog
 from aidd.logs.transcript import Transcript
 from aidd.session import orphans, proctree
+from aidd.session.cliproc import find_conversation
 from aidd.session.idle import IdleAction, IdleMonitor, IdlePolicy, seconds_text
 from aidd.session.nudge import Nudger
 from aidd.session.outcome import EndCause, Outcome, Reason, SessionOutcome, classify
@@ -235,8 +236,8 @@ class _Attempt:
         return self.proc.stdin.send(data)
 
     def ask_conversation(self) -> str | None:
-        return self.adapter.find_conversation(self.req.binary, self.req.project_dir, self.env,
-                                              self.started_epoch_s)
+        return find_conversation(self.adapter, self.req.binary, self.req.project_dir, self.env,
+                                 self.started_epoch_s)
 
     def interrupt_agent(self) -> bool:
         self.proc.signal_group(signal.SIGINT)

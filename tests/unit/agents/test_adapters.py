@@ -11,7 +11,8 @@ import pytest
 from aidd.agents.base import AgentContext, NudgeMethod
 from aidd.agents.claude_code import ClaudeCode
 from aidd.agents.registry import ADAPTERS
-from aidd.agents.version import is_tested, probe_version, untested_warning
+from aidd.agents.version import is_tested, untested_warning
+from aidd.session.cliproc import probe_version
 from tests.conftest import FakeAgent
 
 CLAUDE_WORDS = ["--print", "--output-format", "stream-json", "--verbose",
@@ -117,7 +118,8 @@ def test_claude_nudge_interrupts_the_turn_then_sends_the_message() -> None:
 
 
 def test_claude_needs_no_conversation_lookup(tmp_path: Path) -> None:
-    assert ClaudeCode().find_conversation("claude", tmp_path, {}, 0.0) is None
+    assert ClaudeCode().conversations_argv("claude") is None
+    assert ClaudeCode().pick_conversation(b"[]", tmp_path, 0.0) is None
 
 
 def test_parsers_are_fresh_per_attempt() -> None:

@@ -7,7 +7,9 @@ import os
 import stat
 from pathlib import Path
 
-from aidd.agents.sessions import latest_session, list_argv, pick_session
+from aidd.agents.registry import ADAPTERS
+from aidd.agents.sessions import list_argv, pick_session
+from aidd.session.cliproc import find_conversation
 
 START_S = 1_795_323_700.0
 
@@ -49,6 +51,11 @@ def fake_cli(tmp_path: Path, body: str) -> str:
     path.write_text(f"#!/bin/sh\n{body}\n")
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return str(path)
+
+
+def latest_session(binary: str, project_dir: Path, env: dict[str, str], since_s: float,
+                   timeout_s: float = 15.0) -> str | None:
+    return find_conversation(ADAPTERS["opencode"], binary, project_dir, env, since_s, timeout_s)
 
 
 def test_latest_session_runs_the_cli_in_the_project(tmp_path: Path) -> None:

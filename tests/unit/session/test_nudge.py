@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,8 +51,19 @@ class FakeAttempt:
         self.steps.append(f"relaunch {conversation} {message!r}")
 
 
-def nudger(cli: str) -> tuple[Nudger, EventLog]:
-    events = EventLog(None, "run-1")
+class RecordedEvents(EventLog):
+    """The events a nudge emits, kept in memory instead of events.jsonl."""
+
+    def __init__(self) -> None:
+        super().__init__(Path("events.jsonl"), "run-1")
+        self.emitted: list[dict[str, Any]] = []
+
+    def emit(self, event: str, **fields: Any) -> None:
+        self.emitted.append({"event": event, **fields})
+
+
+def nudger(cli: str) -> tuple[Nudger, RecordedEvents]:
+    events = RecordedEvents()
     return Nudger(ADAPTERS[cli], "keep going\nplease", events, number=3), events
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from aidd.agents.cliproc import run_cli
+from aidd.session.cliproc import run_cli
 from aidd.session.orphans import new_mark
 from tests.fakes.storm import kill_everything, left_running
 

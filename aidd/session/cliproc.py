@@ -1,6 +1,6 @@
-"""Short helper runs of an agent CLI (`--version`, `session list`): stdin closed, a process
-group of its own that is killed whole when the time limit passes, and a mark of its own
-(aidd.session.orphans) by which anything it left running is killed when it returns (REL-1)."""
+"""Short helper runs of an agent CLI (`--version`, its conversation list): stdin closed, a
+process group of its own that is killed whole when the time limit passes, and a mark of its
+own (session.orphans) by which anything it left running is killed when it returns (REL-1)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,11 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from aidd.agents.base import Adapter
 from aidd.clock import SystemClock
 from aidd.session.orphans import MARK_VAR, new_mark, sweep
+
+UNKNOWN = "unknown"
 
 
 def run_cli(argv: Sequence[str], *, env: Mapping[str, str] | None, timeout_s: float,
@@ -46,3 +49,27 @@ def _run(argv: Sequence[str], env: dict[str, str] | None, timeout_s: float, cwd:
                 os.killpg(proc.pid, signal.SIGKILL)
             return None
     return out
+
+
+def probe_version(
+    binary: str, env: Mapping[str, str] | None = None, timeout_s: float = 10.0
+) -> str:
+    """`<binary> --version` with stdin closed: its first non-empty line, else `unknown`."""
+    out = run_cli([binary, "--version"], env=env, timeout_s=timeout_s, stderr_too=True)
+    if out is None:
+        return UNKNOWN
+    for line in out.decode("utf-8", "replace").splitlines():
+        if line.strip():
+            return line.strip()
+    return UNKNOWN
+
+
+def find_conversation(adapter: Adapter, binary: str, project_dir: Path, env: Mapping[str, str],
+                      since_s: float, timeout_s: float = 15.0) -> str | None:
+    """The conversation a run started, asked of the CLI in the run's directory and
+    environment; None on any trouble: the nudge is then reported as not delivered (ADP-32)."""
+    argv = adapter.conversations_argv(binary)
+    if argv is None:
+        return None
+    out = run_cli(argv, env=env, timeout_s=timeout_s, cwd=project_dir)
+    return None if out is None else adapter.pick_conversation(out, project_dir, since_s)
