@@ -43,7 +43,6 @@ class Scenario:
     env: dict[str, str]
     fake: FakeAgent
     proc: subprocess.Popen[bytes] | None = None
-    started: float = 0.0
     ended: float = 0.0
     out: str = ""
     err: str = ""
@@ -61,7 +60,6 @@ class Scenario:
     def start(self) -> Scenario:
         argv = [sys.executable, "-m", "aidd", "--project-dir", str(self.project),
                 "--cli", self.cli, "--no-clean", *self.args]
-        self.started = time.monotonic()
         self.proc = subprocess.Popen(argv, env=self.env, cwd=self.root, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         return self
@@ -74,9 +72,12 @@ class Scenario:
         self.code = self.proc.returncode
         return self
 
-    @property
-    def elapsed_s(self) -> float:
-        return self.ended - self.started
+    def since(self, mark: str) -> float:
+        """Seconds from the fake's `{"mark": mark}` step to aidd's end. A bound measured from
+        a marker leaves out aidd's and the agent's start-up, which a loaded machine (other test
+        workers, other users) stretches most and which no bound here is about."""
+        written = json.loads((self.fake.record_dir / mark).read_text())
+        return self.ended - float(written["monotonic"])
 
     def wait_for(self, ready: Callable[[], bool], limit_s: float = 20) -> None:
         """Wait for a condition the fake makes true (a pid file, a record); aidd ending first

@@ -137,12 +137,13 @@ def test_nudges_reach_every_cli_and_output_restarts_stage_one(
     """Each fake goes silent twice; the second nudge proves the answer restarted stage 1
     (without a reset, stage 2 would run on to the kill at 20 s with no second nudge)."""
     silent = {"sleep": 30}
-    claude = scenario("claude-code", [{"init": True}, {"say": "working"}, {"echo_stdin": 1},
-                                      {"echo_stdin": 1}, {"result": {}}],
+    started = {"mark": "started"}
+    claude = scenario("claude-code", [{"init": True}, started, {"say": "working"},
+                                      {"echo_stdin": 1}, {"echo_stdin": 1}, {"result": {}}],
                       args=("--max-iterations", "1", "--idle-nudge-timeout", "1",
                             "--idle-timeout", "20"))
     relaunched = [
-        scenario(cli, [{"session": "ses_X"}, {"init": True}, {"say": "working"}, silent],
+        scenario(cli, [{"session": "ses_X"}, {"init": True}, started, {"say": "working"}, silent],
                  [{"session": "ses_X"}, {"say": "back once"}, silent],
                  [{"session": "ses_X"}, {"say": "back twice"}, {"finish": True}],
                  args=("--max-iterations", "1", "--idle-nudge-timeout", "1",
@@ -158,7 +159,7 @@ def test_nudges_reach_every_cli_and_output_restarts_stage_one(
         assert [n["delivered"] for n in nudges] == [True, True]
         assert all(0.95 <= n["silence_s"] <= 2.0 for n in nudges), nudges
         assert s.named("kill") == [] or all(k["reason"] == "nudge" for k in s.named("kill"))
-        assert s.elapsed_s < 2 + 2 * SLACK_S
+        assert s.since("started") < 2 + 2 * SLACK_S
     text = nudge_text(claude)
     assert len(text) > 20
     received = [t.rstrip("\n") for t in claude.fake.stdin_texts(0)]

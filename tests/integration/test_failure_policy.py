@@ -15,24 +15,18 @@ from tests.integration.runs import FAIL, LIMITS, OK, RunAidd, events, log, tree_
 
 
 def test_failing_agent_counts_every_attempt(run_aidd: RunAidd, env: dict[str, str],
-                                            fake_agent: FakeAgent, tmp_path: Path) -> None:
+                                            fake_agent: FakeAgent, project: Path) -> None:
     """AC-49: --max-iterations 5 and an agent that always fails: exactly 5 attempts, exit 0."""
-    fake_agent.script([{"say": "x"}, {"exit": 3}])
-    project = tmp_path / "proj"
-    project.mkdir()
-    (project / "README.md").write_text("existing code\n")
+    fake_agent.script(FAIL)
     res = run_aidd("--project-dir", str(project), "--max-iterations", "5", *LIMITS, env=env)
     assert res.code == 0, res.err
     assert len(fake_agent.records()) == 5
 
 
 def test_quit_on_abort_exits_with_the_last_result(run_aidd: RunAidd, env: dict[str, str],
-                                                  fake_agent: FakeAgent, tmp_path: Path) -> None:
+                                                  fake_agent: FakeAgent, project: Path) -> None:
     """AC-48."""
-    fake_agent.script([{"say": "x"}, {"exit": 3}])
-    project = tmp_path / "proj"
-    project.mkdir()
-    (project / "README.md").write_text("existing code\n")
+    fake_agent.script(FAIL)
     res = run_aidd("--project-dir", str(project), "--quit-on-abort", "2", *LIMITS, env=env)
     assert res.code == 3, res.err
     assert len(fake_agent.records()) == 2

@@ -34,12 +34,10 @@ def test_stop_is_noticed_within_a_second(env: dict[str, str], fake_agent: FakeAg
 
 
 def test_stale_stop_is_removed_and_stop_during_run_exits_6(
-    run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path
+    run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, project: Path
 ) -> None:
     """AC-51, AC-52: a stale .stop is deleted; one written by the agent's attempt ends the run."""
-    project = tmp_path / "proj"
-    (project / ".automaker").mkdir(parents=True)
-    (project / "README.md").write_text("existing code\n")
+    (project / ".automaker").mkdir()
     (project / ".automaker" / ".stop").write_text("old\n")
     an_hour_ago = time.time() - 3600  # stale: older than the run (one newer is a request)
     os.utime(project / ".automaker" / ".stop", (an_hour_ago, an_hour_ago))
