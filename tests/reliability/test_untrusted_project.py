@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.reliability.harness import Counts, Job, kill_all
+from tests.waiting import wait_for
 
 pytestmark = pytest.mark.reliability
 
@@ -64,10 +65,8 @@ def test_a_stalled_terminal_never_stalls_supervision(tmp_path: Path, counts: Cou
         try:
             log = job.automaker / "iterations" / "001.log"
             if ending == "sigterm":
-                deadline = time.monotonic() + 60
-                while (not log.exists() or log.stat().st_size < flood) and \
-                        time.monotonic() < deadline:
-                    time.sleep(0.1)
+                wait_for(lambda log=log: log.exists() and log.stat().st_size >= flood, 60,
+                         "the flood in the log")
                 proc.send_signal(signal.SIGTERM)
             done = job.wait(60)
             assert done.code == (0 if ending == "timeout" else 124), done.err
