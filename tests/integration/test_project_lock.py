@@ -19,6 +19,7 @@ import pytest
 from tests.conftest import FakeAgent
 from tests.featurefiles import feature
 from tests.integration.runs import WIDE_LIMITS, RunAidd, console, started, tree_snapshot
+from tests.planted import plant
 from tests.reliability.harness import running
 from tests.waiting import wait_for
 
@@ -95,14 +96,7 @@ def test_a_planted_lock_file_is_refused_before_anything_is_written(
         run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, project: Path,
         tmp_path: Path, kind: str) -> None:
     outside = _outside(tmp_path)
-    lock = project / ".automaker" / "aidd.lock"
-    lock.parent.mkdir()
-    if kind == "symlink":
-        lock.symlink_to(outside)
-    elif kind == "hardlink":
-        os.link(outside, lock)
-    else:
-        os.mkfifo(lock)
+    lock = plant(project / ".automaker" / "aidd.lock", kind, outside)
     before = tree_snapshot(project)
     res = run_aidd("--project-dir", str(project), "--max-iterations", "1", *WIDE_LIMITS, env=env,
                    timeout=20)

@@ -4,13 +4,13 @@ exit 3; the file outside stays byte-identical."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import FakeAgent
 from tests.integration.runs import WIDE_LIMITS, RunAidd, tree_snapshot
+from tests.planted import plant
 
 PRECIOUS = "the user's own file\n"
 
@@ -24,13 +24,7 @@ def outside(tmp_path: Path) -> Path:
 
 
 def _plant(project: Path, rel: str, target: Path, *, hard: bool = False) -> Path:
-    link = project / ".automaker" / rel
-    link.parent.mkdir(parents=True, exist_ok=True)
-    if hard:
-        os.link(target, link)
-    else:
-        link.symlink_to(target)
-    return link
+    return plant(project / ".automaker" / rel, "hardlink" if hard else "symlink", target)
 
 
 @pytest.mark.parametrize("rel", ["iterations", "audits"])

@@ -5,13 +5,13 @@ and the iteration log stays complete."""
 
 from __future__ import annotations
 
-import os
 import signal
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.planted import plant
 from tests.reliability.harness import Counts, Job, kill_all
 from tests.waiting import wait_for
 
@@ -24,13 +24,8 @@ FIFOS = ["todo.md", "aidd-state.json", "events.jsonl", "aidd.lock", "aidd.yaml",
 
 
 def _plant(job: Job, rel: str, fifo: bool) -> None:
-    path = job.automaker / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if fifo:
-        os.mkfifo(path)
-    else:
-        target = job.outside if "." not in rel.split("/")[-1] else job.outside / "precious.txt"
-        path.symlink_to(target)
+    target = job.outside if "." not in rel.split("/")[-1] else job.outside / "precious.txt"
+    plant(job.automaker / rel, "fifo" if fifo else "symlink", target)
 
 
 @pytest.mark.parametrize("fifo", [False, True], ids=["symlinks", "fifos"])
