@@ -1,33 +1,19 @@
-"""Run the real `aidd` as a subprocess, with config and home isolated in the test's tmp dir."""
+"""Fixtures that run the real `aidd` as a subprocess, with config and home isolated in the
+test's tmp dir."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from aidd.project.paths import ProjectPaths
 from tests.conftest import FakeAgent
-from tests.featurefiles import feat, write
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-
-RunAidd = Callable[..., Result]
+from tests.integration.runs import REPO, Result, RunAidd
+from tests.integration.scenario import MakeScenario, scenarios
 
 
 @pytest.fixture
@@ -64,13 +50,6 @@ def run_aidd(aidd_env: dict[str, str], tmp_path: Path) -> RunAidd:
     return run
 
 
-def tree_snapshot(root: Path) -> set[str]:
-    """Every path under `root` (to prove a failed run wrote nothing)."""
-    if not root.exists():
-        return set()
-    return {str(p.relative_to(root)) for p in root.rglob("*")}
-
-
 @pytest.fixture
 def env(fake_agent: FakeAgent, aidd_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
     """`aidd_env` with the fake agent CLIs first on PATH. git never finds a repository above
@@ -89,15 +68,9 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-def events(root: Path, name: str | None = None) -> list[dict[str, Any]]:
-    """The project's events.jsonl, all or those named `name`."""
-    lines = (root / ".automaker" / "events.jsonl").read_text().splitlines()
-    found = [json.loads(line) for line in lines]
-    return [e for e in found if name is None or e["event"] == name]
-
-
-def complete_project(root: Path) -> None:
-    """What a finished project holds: one passing feature, a spec copy and a changelog."""
-    write(ProjectPaths(root), "feature-1-a", feat(description="a", status="completed", passes=True))
-    (root / ".automaker" / "app_spec.txt").write_text("spec\n")
-    (root / ".automaker" / "CHANGELOG.md").write_text("# Changelog\n")
+@pytest.fixture
+def scenario(tmp_path: Path, aidd_env: dict[str, str]) -> Iterator[MakeScenario]:
+    """Makes scenarios: aidd runs with their own project, fake-agent script and records, to run
+    side by side; whatever of theirs still runs at the end is killed."""
+    with scenarios(tmp_path, aidd_env) as make:
+        yield make

@@ -1,5 +1,5 @@
 """Two-stage idle supervision with nudges that reach the agent (SUP-20..24, ADP-30..33;
-AC-36..39)."""
+AC-36..39): one attempt in-process, then every CLI through the real aidd."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 
 from tests.conftest import FakeAgent
 from tests.fakes.attempt import DEFAULTS, pid_alive, run_fake_attempt
+from tests.integration.scenario import SLACK_S, MakeScenario, alive, nudge_text, run_together
 
 NUDGE = DEFAULTS["nudge_text"]
 
@@ -128,3 +129,49 @@ def test_nudge_at_or_after_the_idle_timeout_is_no_nudge(fake_agent: FakeAgent,
     assert run.outcome.result == 71
     assert run.named("nudge") == []
     assert run.elapsed_s < 3
+
+
+# -- through the real aidd, every CLI at once ------------------------------------------------
+def test_nudges_reach_every_cli_and_output_restarts_stage_one(
+        scenario: MakeScenario) -> None:
+    """Each fake goes silent twice; the second nudge proves the answer restarted stage 1
+    (without a reset, stage 2 would run on to the kill at 20 s with no second nudge)."""
+    silent = {"sleep": 30}
+    started = {"mark": "started"}
+    claude = scenario("claude-code", [{"init": True}, started, {"say": "working"},
+                                      {"echo_stdin": 1}, {"echo_stdin": 1}, {"result": {}}],
+                      args=("--max-iterations", "1", "--idle-nudge-timeout", "1",
+                            "--idle-timeout", "20"))
+    relaunched = [
+        scenario(cli, [{"session": "ses_X"}, {"init": True}, started, {"say": "working"}, silent],
+                 [{"session": "ses_X"}, {"say": "back once"}, silent],
+                 [{"session": "ses_X"}, {"say": "back twice"}, {"finish": True}],
+                 args=("--max-iterations", "1", "--idle-nudge-timeout", "1",
+                       "--idle-timeout", "20"))
+        for cli in ("opencode", "kilocode")
+    ]
+    run_together([claude, *relaunched])
+    for s in (claude, *relaunched):
+        assert s.code == 0, s.err
+        (end,) = s.named("iteration_end")
+        assert end["result"] == 0
+        nudges = s.named("nudge")
+        assert [n["delivered"] for n in nudges] == [True, True]
+        assert all(0.95 <= n["silence_s"] <= 2.0 for n in nudges), nudges
+        assert s.named("kill") == [] or all(k["reason"] == "nudge" for k in s.named("kill"))
+        assert s.since("started") < 2 + 2 * SLACK_S
+    text = nudge_text(claude)
+    assert len(text) > 20
+    received = [t.rstrip("\n") for t in claude.fake.stdin_texts(0)]
+    assert received == [text, text]  # user messages on stream-json stdin
+    assert f"» assistant: echo: {text.splitlines()[0]}" in claude.out
+    assert claude.log().count("nudge sent (stdin)") == 2
+    for s in relaunched:
+        first, second, third = s.fake.records()
+        digest = hashlib.sha256(f"{nudge_text(s)}\n".encode()).hexdigest()
+        for later in (second, third):
+            assert later["argv"][:5] == ["run", "--format", "json", "--session", "ses_X"]
+            assert later["stdin_sha256"] == digest  # the nudge, alone, then EOF
+        assert alive([first["pid"], second["pid"]]) == []
+        assert s.log().count("nudge sent (relaunch)") == 2
+        assert "» assistant: back twice" in s.out

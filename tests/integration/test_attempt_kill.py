@@ -1,5 +1,6 @@
 """Whole-tree kills, leftovers, lingering, wall clock and interrupts (SUP-30..43;
-AC-40, AC-42, AC-43, AC-44)."""
+AC-40, AC-42, AC-43, AC-44): one attempt in-process, then through the real aidd, whose kill
+grace is the fixed 5 s."""
 
 from __future__ import annotations
 
@@ -13,6 +14,15 @@ import pytest
 from aidd.run.signals import Interrupt
 from tests.conftest import FakeAgent
 from tests.fakes.attempt import STUBBORN_TREE, Trigger, pid_alive, run_fake_attempt
+from tests.integration.scenario import (
+    CLIS,
+    GRACE_S,
+    SLACK_S,
+    STUBBORN,
+    MakeScenario,
+    alive,
+    run_together,
+)
 
 
 def tree_pids(fake_agent: FakeAgent) -> list[int]:
@@ -143,3 +153,65 @@ def test_wall_clock_limit(fake_agent: FakeAgent, tmp_path: Path, cli: str) -> No
     assert b"wall-clock limit 1s reached" in run.log
     assert 0.9 < run.elapsed_s < 3
     assert not pid_alive(fake_agent.records()[0]["pid"])
+
+
+# -- through the real aidd: idle and wall clock, every CLI at once -------------------------------
+@pytest.mark.parametrize("ending", ["idle", "timeout"])
+def test_kills_leave_no_process_of_the_tree(scenario: MakeScenario,
+                                            ending: str) -> None:
+    if ending == "idle":
+        steps = [{"init": True}, {"say": "spawning"}, *STUBBORN, {"sleep": 60}]
+        args = ("--idle-nudge-timeout", "0", "--idle-timeout", "1", "--timeout", "60")
+        result, reason, kill_reason, due = 71, "idle_timeout", "idle", 1.0
+    else:
+        steps = [{"init": True}, {"say": "spawning"}, *STUBBORN,
+                 {"drip": "tick\n", "every": 0.1, "count": 10_000}]
+        args = ("--idle-nudge-timeout", "0", "--idle-timeout", "0", "--timeout", "2")
+        result, reason, kill_reason, due = 124, "wall_timeout", "timeout", 2.0
+    runs = [scenario(cli, steps, args=("--max-iterations", "1", *args)) for cli in CLIS]
+    run_together(runs)
+    for s in runs:
+        assert s.code == 0, s.err  # a failed attempt under --max-iterations is a normal end
+        (end,) = s.named("iteration_end")
+        assert (end["result"], end["reason"]) == (result, reason)
+        pids = s.tree_pids()
+        assert len(pids) == 3
+        assert alive(pids) == []
+        (kill,) = s.named("kill")
+        assert kill["reason"] == kill_reason
+        assert kill["escalated"] is True  # the grandchild needed SIGKILL
+        assert set(pids) <= {p["pid"] for p in kill["pids"]}
+        log = s.log()
+        assert f"killed the agent tree ({kill_reason})" in log
+        assert f"result {result}" in log
+        assert s.since("stubborn") < due + GRACE_S + SLACK_S
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_leftovers_after_a_normal_exit(scenario: MakeScenario, keep: bool) -> None:
+    steps = [{"init": True}, {"say": "started a dev server"},
+             {"spawn": ["sleep", "1000"], "pid_file": "child"},
+             {"spawn": ["sleep", "1002"], "detach": True, "pid_file": "grandchild"},
+             {"mark": "leaving"}, {"finish": True}, {"exit": 0}]
+    extra = ("--keep-children",) if keep else ()
+    s = scenario("opencode", steps, args=("--max-iterations", "1", *extra)).start().wait()
+    child, grandchild = s.fake.pid("child"), s.fake.pid("grandchild")
+    assert child is not None
+    assert grandchild is not None
+    s.extra_pids += [child, grandchild]
+    assert s.code == 0, s.err
+    (end,) = s.named("iteration_end")
+    assert end["result"] == 0
+    (reaped,) = s.named("children_reaped")
+    assert reaped["kept"] is keep
+    assert {p["pid"] for p in reaped["pids"]} == {child, grandchild}
+    log = s.log()
+    for pid, cmd in ((child, "sleep 1000"), (grandchild, "sleep 1002")):
+        assert f"{pid} sleep ({cmd})" in log
+    if keep:
+        assert "left running by the agent (--keep-children)" in log
+        assert alive([child, grandchild]) == [child, grandchild]
+    else:
+        assert "killed what the agent left running" in log
+        assert alive([child, grandchild]) == []
+    assert s.since("leaving") < 1 + SLACK_S  # no kill grace: both went at SIGTERM

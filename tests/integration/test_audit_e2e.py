@@ -16,22 +16,13 @@ import pytest
 
 from aidd.audits.definitions import SEVERITY_REFERENCE
 from tests.conftest import FakeAgent
-from tests.integration.conftest import REPO, RunAidd, events, tree_snapshot
+from tests.featurefiles import feature
+from tests.integration.runs import LIMITS, OK, REPO, RunAidd, events, log, prompt, tree_snapshot
 
-FAST = ("--idle-nudge-timeout", "5", "--idle-timeout", "10", "--timeout", "30")
 SAY = [{"say": "looked around"}, {"finish": "stop"}]
 AUDITS = REPO / "prompts" / "audits"
 FEATURES = ".automaker/features"
 REPORTS = ".automaker/audit-reports"
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """An existing project: an audit run needs no spec."""
-    root = tmp_path / "shop"
-    root.mkdir()
-    (root / "README.md").write_text("# Shop\n")
-    return root
 
 
 # -- helpers -------------------------------------------------------------------------------------
@@ -71,14 +62,6 @@ def definition(root: Path, name: str, text_body: str, **meta: str) -> Path:
     return path
 
 
-def prompt(root: Path, number: int) -> str:
-    return (root / ".automaker" / "iterations" / f"{number:03d}.prompt.md").read_text()
-
-
-def log(root: Path, number: int) -> str:
-    return (root / ".automaker" / "iterations" / f"{number:03d}.log").read_text()
-
-
 def audit_names(fake_agent: FakeAgent) -> list[str | None]:
     """The audit each agent invocation was started for (AIDD_AUDIT_NAME, or None)."""
     return [r["env"].get("AIDD_AUDIT_NAME") for r in fake_agent.records()]
@@ -90,7 +73,7 @@ def test_two_audits_run_one_after_another_with_their_own_prompts(
 ) -> None:
     fake_agent.script([*SAY, report("SECURITY")], SAY, [*SAY, report("ARCHITECTURE")])
     res = run_aidd("--project-dir", str(project), "--audit", "SECURITY,ARCHITECTURE",
-                   "--audit-on-completion", "TESTING", "--max-iterations", "3", *FAST, env=env)
+                   "--audit-on-completion", "TESTING", "--max-iterations", "3", *LIMITS, env=env)
     assert res.code == 0, res.err
     assert audit_names(fake_agent) == ["SECURITY", "ARCHITECTURE", "ARCHITECTURE"]
     assert "--audit-on-completion is ignored in an audit run" in res.out  # AUD-30
@@ -130,7 +113,7 @@ def test_audit_all_runs_every_audit_but_references_in_name_order(
     definition(project, "CUSTOM_CHECK", "Check the custom thing.\n")
     definition(project, "HOUSE_RULES", "Only a reference.\n", type="reference")
     fake_agent.script([{"exit": 0}])
-    res = run_aidd("--project-dir", str(project), "--audit-all", "--max-iterations", "1", *FAST,
+    res = run_aidd("--project-dir", str(project), "--audit-all", "--max-iterations", "1", *LIMITS,
                    env=env)
     assert res.code == 0, res.err
     shipped = [p.stem for p in AUDITS.glob("*.md") if p.stem != SEVERITY_REFERENCE]
@@ -160,7 +143,7 @@ def test_bad_audit_names_exit_before_any_agent_run(
     flag: str, value: str, code: int, says: str
 ) -> None:
     before = tree_snapshot(project)
-    res = run_aidd("--project-dir", str(project), flag, value, *FAST, env=env)
+    res = run_aidd("--project-dir", str(project), flag, value, *LIMITS, env=env)
     assert res.code == code, res.err
     assert says in res.err
     assert fake_agent.records() == []
@@ -177,7 +160,7 @@ def test_project_audit_without_category_exits_7(run_aidd: RunAidd, env: dict[str
     """AC-76."""
     path = definition(project, "CUSTOM", "Check.\n")
     path.write_text(path.read_text().replace("category: Custom\n", ""))
-    res = run_aidd("--project-dir", str(project), "--audit", "CUSTOM", *FAST, env=env)
+    res = run_aidd("--project-dir", str(project), "--audit", "CUSTOM", *LIMITS, env=env)
     assert res.code == 7, res.err
     assert "'category'" in res.err
     assert "CUSTOM.md" in res.err
@@ -190,7 +173,7 @@ def test_broken_project_severity_reference_exits_7_at_startup(
     """Every audit prompt needs the severity reference: a broken override is found up front,
     not as a crash at the first prompt."""
     definition(project, SEVERITY_REFERENCE, "Levels.\n", type="reference", category="")
-    res = run_aidd("--project-dir", str(project), "--audit", "SECURITY", *FAST, env=env)
+    res = run_aidd("--project-dir", str(project), "--audit", "SECURITY", *LIMITS, env=env)
     assert res.code == 7, res.err
     assert f"{SEVERITY_REFERENCE}.md" in res.err
     assert fake_agent.records() == []
@@ -210,7 +193,7 @@ def test_only_a_report_for_this_audit_written_in_this_run_ends_it(
     fake_agent.script([*SAY, report("SECURITY_HEADERS"), report("security-headers")],
                       [*SAY, report("SECURITY", "20990101-000000")], SAY)
     res = run_aidd("--project-dir", str(project), "--audit", "SECURITY", "--max-iterations", "4",
-                   *FAST, env=env)
+                   *LIMITS, env=env)
     assert res.code == 0, res.err
     assert len(fake_agent.records()) == 2
     (done,) = events(project, "mode_done")
@@ -229,7 +212,7 @@ def test_invalid_findings_are_reported_by_path_and_block_the_end(
     fake_agent.script([*SAY, finding(good), broken, report("SECURITY")],
                       [*SAY, finding(bad)])
     res = run_aidd("--project-dir", str(project), "--audit", "SECURITY", "--max-iterations", "4",
-                   *FAST, env=env)
+                   *LIMITS, env=env)
     assert res.code == 0, res.err
     assert len(fake_agent.records()) == 2
     path = f"{FEATURES}/{bad}/feature.json"
@@ -249,6 +232,26 @@ def test_invalid_findings_are_reported_by_path_and_block_the_end(
     assert "repair the invalid findings" not in prompt(project, 1)
 
 
+def test_invalid_finding_is_left_as_the_agent_wrote_it(
+    run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, project: Path
+) -> None:
+    """AC-74: the invalid finding is logged and listed in the next prompt, byte-identical."""
+    fid = "audit-security-1767605415-bad-query"
+    text = json.dumps({"id": "audit-security-1-other", "category": "Security",
+                       "description": "d", "status": "backlog", "passes": False,
+                       "auditSource": "SECURITY"}, indent=3) + "\n  \n"
+    fake_agent.script([{"write_file": f".automaker/features/{fid}/feature.json", "text": text},
+                       *OK])
+    res = run_aidd("--project-dir", str(project), "--audit", "SECURITY", "--max-iterations", "2",
+                   *LIMITS, env=env)
+    assert res.code == 0, res.out + res.err
+    path = project / ".automaker" / "features" / fid / "feature.json"
+    assert path.read_text() == text
+    rel = f".automaker/features/{fid}/feature.json"
+    assert f"invalid finding {rel}:" in log(project, 1)
+    assert f"`{rel}`" in prompt(project, 2)
+
+
 # -- project-local definitions (AUD-1, AUD-21, AC-75, AC-76) ---------------------------------------
 def test_project_override_and_project_only_audit_are_used(
     run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, project: Path
@@ -262,7 +265,7 @@ def test_project_override_and_project_only_audit_are_used(
     definition(project, "PAYMENTS", "Check the payment flow.\n")
     fake_agent.script([{"exit": 0}])
     res = run_aidd("--project-dir", str(project), "--audit", "SECURITY,PAYMENTS.md",
-                   "--max-iterations", "1", *FAST, env=env)
+                   "--max-iterations", "1", *LIMITS, env=env)
     assert res.code == 0, res.err
     assert audit_names(fake_agent) == ["SECURITY", "PAYMENTS"]
     security = prompt(project, 1)
@@ -279,11 +282,7 @@ def test_project_override_and_project_only_audit_are_used(
 
 # -- post-completion audits (AC-77) ----------------------------------------------------------------
 def _feature(root: Path, passes: bool) -> None:
-    path = root / FEATURES / "feature-1-a" / "feature.json"
-    path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"id": "feature-1-a", "category": "Core", "title": None,
-                                "description": "a", "status": "completed" if passes else "backlog",
-                                "passes": passes}))
+    feature(root, description="a", status="completed" if passes else "backlog", passes=passes)
     (root / ".automaker" / "app_spec.txt").write_text("spec\n")
 
 
@@ -293,7 +292,7 @@ def test_audit_on_completion_runs_after_confirmed_completion_and_exits_73(
     _feature(project, passes=True)
     fake_agent.script(SAY, [*SAY, report("SECURITY")])
     res = run_aidd("--project-dir", str(project), "--audit-on-completion", "SECURITY",
-                   "--max-iterations", "3", *FAST, env=env)
+                   "--max-iterations", "3", *LIMITS, env=env)
     assert res.code == 73, res.err
     assert audit_names(fake_agent) == [None, "SECURITY"]
     assert "completion review" in log(project, 1)
@@ -309,7 +308,7 @@ def test_audit_on_completion_is_skipped_when_not_complete(
     _feature(project, passes=False)
     fake_agent.script(SAY)
     res = run_aidd("--project-dir", str(project), "--audit-on-completion", "SECURITY",
-                   "--max-iterations", "1", *FAST, env=env)
+                   "--max-iterations", "1", *LIMITS, env=env)
     assert res.code == 0, res.err
     assert audit_names(fake_agent) == [None]
     assert "project not complete; skipping post-completion audits" in res.out
@@ -325,7 +324,7 @@ def test_code_after_audit_fixes_findings_then_reaudits_and_ends(
                       [*SAY, finding(fid, passes=True, status="completed")],
                       [*SAY, report("SECURITY", "20990101-000000")])
     res = run_aidd("--project-dir", str(project), "--audit", "SECURITY", "--todo",
-                   "--code-after-audit", "--max-iterations", "3", *FAST, env=env)
+                   "--code-after-audit", "--max-iterations", "3", *LIMITS, env=env)
     assert res.code == 0, res.err
     assert audit_names(fake_agent) == ["SECURITY", None, "SECURITY"]
     assert "Phase: remediation cycle 1" in log(project, 2)
@@ -346,7 +345,7 @@ def test_code_after_audit_stops_at_ten_cycles_with_a_warning(
     path.write_text(json.dumps(finding_data(fid)))
     fake_agent.script([{"exit": 0}])
     res = run_aidd("--project-dir", str(project), "--audit", "SECURITY", "--code-after-audit",
-                   "--max-iterations", "1", *FAST, env=env)
+                   "--max-iterations", "1", *LIMITS, env=env)
     assert res.code == 0, res.err
     assert audit_names(fake_agent) == ["SECURITY", *[None, "SECURITY"] * 10]
     assert "WARN maximum remediation cycles (10) reached; 1 findings remain" in res.out

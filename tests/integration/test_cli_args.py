@@ -2,11 +2,34 @@
 
 from __future__ import annotations
 
+import re
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import RunAidd, tree_snapshot
+import aidd
+from aidd.options import OPTIONS
+from tests.conftest import FakeAgent
+from tests.integration.runs import RunAidd, tree_snapshot
+
+# The flags of the spec's flag tables (cli.md, AC-3) with the default each one documents.
+SPEC_DEFAULTS = [
+    ("--project-dir", "`.`"), ("--spec", "–"), ("--cli", "`opencode`"),
+    ("--model", "CLI default"), ("--init-model", "`--model`"), ("--code-model", "`--model`"),
+    ("--audit-model", "code model"), ("--prompt", "–"), ("--todo", "off"),
+    ("--validate", "off"), ("--in-progress", "off"), ("--stop-when-done", "on"),
+    ("--audit", "–"), ("--audit-all", "–"), ("--audit-on-completion", "–"),
+    ("--code-after-audit", "off"), ("--filter-by", "–"), ("--milestone", "–"),
+    ("--feature", "–"), ("--max-iterations", "unlimited"), ("--timeout", "3600"),
+    ("--idle-timeout", "900"), ("--idle-nudge-timeout", "300"), ("--quit-on-abort", "0 = never"),
+    ("--continue-on-timeout", "off"), ("--keep-children", "off"), ("--rate-limit-buffer", "60"),
+    ("--rate-limit-fallback", "300"), ("--no-clean", "off"), ("--extract-structured", "off"),
+]
+# How a documented default reads in the help text (a switch's "–" is "off").
+HELP_DEFAULT = {"–": ("default: none", "default: off"), "CLI default": ("the CLI's own",),
+                "`--model`": ("(default: --model)",), "code model": ("the code model",),
+                "0 = never": ("default: 0;",)}
 
 
 def test_version_and_help(run_aidd: RunAidd) -> None:
@@ -15,14 +38,27 @@ def test_version_and_help(run_aidd: RunAidd) -> None:
     assert res.out.strip().startswith("aidd ")
     res = run_aidd("--help")
     assert res.code == 0
-    from aidd.options import OPTIONS
-
     for opt in OPTIONS:
         assert opt.flag in res.out, opt.flag
     for flag in ("--status", "--json", "--check-features", "--extract-batch", "--stop"):
         assert flag in res.out
     assert "[default: 3600; env AIDD_TIMEOUT]" in res.out.replace("\n", " ").replace("  ", " ") \
         or "AIDD_TIMEOUT" in res.out
+
+
+def test_version_and_help_name_every_flag_with_its_default(run_aidd: RunAidd) -> None:
+    """AC-3: `aidd <version>` exit 0; --help names every flag of cli.md with its default."""
+    res = run_aidd("--version")
+    assert (res.code, res.out.strip()) == (0, f"aidd {aidd.__version__}")
+    res = run_aidd("--help")
+    assert res.code == 0
+    text = " ".join(res.out.split())
+    for flag, default in SPEC_DEFAULTS:
+        match = re.search(rf"(?<![\w-]){re.escape(flag)}[ /=].*?env AIDD_\w+\]", text)
+        assert match, flag
+        wants = HELP_DEFAULT.get(default, (f"default: {default.strip('`')};",))
+        assert any(want in match.group(0) for want in wants), (flag, default, match.group(0))
+        assert f"env AIDD_{flag[2:].upper().replace('-', '_')}" in match.group(0), flag
 
 
 @pytest.mark.parametrize(
@@ -60,6 +96,34 @@ def test_bad_flags_exit_2_naming_the_flag(run_aidd: RunAidd, tmp_path: Path,
     assert flag in res.err
     assert len(res.err.strip().splitlines()) == 1, res.err
     assert not project.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (["--max-iterations", "abc"], "--max-iterations"),
+        (["--max-iterations", "-1"], "--max-iterations"),
+        (["--timeout", "-5"], "--timeout"),
+        (["--idle-timeout", "1.5"], "--idle-timeout"),
+        (["--quit-on-abort", "x"], "--quit-on-abort"),
+        (["--model", "a b"], "--model"),
+        (["--spec", "--todo"], "--spec"),
+        (["--cli"], "--cli"),
+        (["--filter-by", "nosuchfield", "--filter", "x"], "--filter-by"),
+        (["--filter-by", "priority", "--filter", "high"], "--filter"),
+    ],
+)
+def test_bad_values_exit_2_without_starting_the_agent(
+    run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, project: Path,
+    args: list[str], flag: str
+) -> None:
+    """AC-4, AC-5: the agent is on PATH, yet never started; the project is untouched."""
+    before = tree_snapshot(project)
+    res = run_aidd("--project-dir", str(project), "--max-iterations", "1", *args, env=env)
+    assert res.code == 2, res.err
+    assert flag in res.err
+    assert fake_agent.records() == []
+    assert tree_snapshot(project) == before
 
 
 def test_zrun_message(run_aidd: RunAidd) -> None:
@@ -140,8 +204,6 @@ def test_stop_writes_iso_time_without_agent(run_aidd: RunAidd, aidd_env: dict[st
     env = {**aidd_env, "PATH": "/nonexistent"}
     res = run_aidd("--project-dir", str(project), "--stop", env=env)
     assert res.code == 0, res.err
-    from datetime import datetime
-
     stamp = (project / ".automaker" / ".stop").read_text().strip()
     assert datetime.fromisoformat(stamp).tzinfo is not None
     assert not list((project / ".automaker").glob(".aidd-tmp-*"))

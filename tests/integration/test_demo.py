@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.integration.runs import REPO
 
 
 def test_demo_runs_the_project_to_completion() -> None:

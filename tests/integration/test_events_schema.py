@@ -12,19 +12,15 @@ import ast
 import json
 import re
 import signal
-import subprocess
-import sys
-import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from tests.conftest import FakeAgent
-from tests.integration.conftest import REPO, RunAidd, complete_project
+from tests.integration.runs import LIMITS, OK, REPO, RunAidd, complete_project, started
+from tests.waiting import wait_for
 
 DOC = REPO / "docs" / "events.md"
-FAST = ("--idle-nudge-timeout", "5", "--idle-timeout", "10", "--timeout", "30")
-OK: list[dict[str, Any]] = [{"say": "done"}, {"finish": True}]
 UTC_MS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 RUN_ID = re.compile(r"^\d{8}T\d{6}Z-\d+$")
 # Events each run below must produce; together they cover the schema but for NOT_RUN.
@@ -214,7 +210,7 @@ def test_warning_rate_limit_and_stop(run_aidd: RunAidd, env: dict[str, str],
     fake_agent.script([{"init": True}, {"error": {"name": "APIError",
                                                   "message": "rate limit exceeded"}}],
                       [{"write_file": ".automaker/.stop", "text": "now"}, {"sleep": 1.5}, *OK])
-    res = run_aidd("--project-dir", str(project), "--rate-limit-fallback", "1", *FAST, env=env)
+    res = run_aidd("--project-dir", str(project), "--rate-limit-fallback", "1", *LIMITS, env=env)
     assert res.code == 6, res.out + res.err
     records = assert_valid(project, "rate_limit_stop")
     warning = next(r for r in records if r["event"] == "warning")
@@ -231,7 +227,7 @@ def test_completion_post_audit_and_remediation(run_aidd: RunAidd, env: dict[str,
     fake_agent.script([{"write_file": ".automaker/features/audit-dead-code-1-x/feature.json",
                         "text": json.dumps(finding)}, *OK])
     res = run_aidd("--project-dir", str(project), "--audit-on-completion", "DEAD_CODE",
-                   "--code-after-audit", "--max-iterations", "1", *FAST, env=env, timeout=120)
+                   "--code-after-audit", "--max-iterations", "1", *LIMITS, env=env, timeout=120)
     assert res.code == 0, res.out + res.err
     records = assert_valid(project, "completion_audits_remediation")
     phases = {r["phase"] for r in records if r["event"] == "phase_start"}
@@ -245,7 +241,7 @@ def test_completion_confirmed(run_aidd: RunAidd, env: dict[str, str], fake_agent
                               project: Path) -> None:
     complete_project(project)
     fake_agent.script(OK)
-    res = run_aidd("--project-dir", str(project), *FAST, env=env)
+    res = run_aidd("--project-dir", str(project), *LIMITS, env=env)
     assert res.code == 73, res.out + res.err
     records = assert_valid(project, "completion_confirmed")
     states = [r["state"] for r in records if r["event"] == "completion"]
@@ -255,7 +251,7 @@ def test_completion_confirmed(run_aidd: RunAidd, env: dict[str, str], fake_agent
 def test_stuck(run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent,
                project: Path) -> None:
     fake_agent.script(OK, OK, OK, [{"write_file": ".automaker/.stop"}])
-    res = run_aidd("--project-dir", str(project), *FAST, env=env)
+    res = run_aidd("--project-dir", str(project), *LIMITS, env=env)
     assert res.code == 0, res.out + res.err
     assert_valid(project, "stuck")
 
@@ -265,7 +261,7 @@ def test_mode_done(run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent
     (project / ".automaker").mkdir()
     (project / ".automaker" / "todo.md").write_text("- [ ] one thing\n")
     fake_agent.script([{"write_file": ".automaker/todo.md", "text": "- [x] one thing\n"}, *OK])
-    res = run_aidd("--project-dir", str(project), "--todo", *FAST, env=env)
+    res = run_aidd("--project-dir", str(project), "--todo", *LIMITS, env=env)
     assert res.code == 0, res.out + res.err
     assert_valid(project, "mode_done")
 
@@ -273,7 +269,7 @@ def test_mode_done(run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent
 def test_quit_on_abort(run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent,
                        project: Path) -> None:
     fake_agent.script([{"say": "broken"}, {"exit": 5}])
-    res = run_aidd("--project-dir", str(project), "--quit-on-abort", "1", *FAST, env=env)
+    res = run_aidd("--project-dir", str(project), "--quit-on-abort", "1", *LIMITS, env=env)
     assert res.code == 5, res.out + res.err
     assert_valid(project, "quit_on_abort")
 
@@ -282,20 +278,10 @@ def test_signal(env: dict[str, str], fake_agent: FakeAgent, project: Path,
                 tmp_path: Path) -> None:
     fake_agent.script([{"say": "working"}, {"sleep": 60}])
     record = fake_agent.record_dir / "inv-000.json"
-    proc = subprocess.Popen([sys.executable, "-m", "aidd", "--project-dir", str(project), *FAST],
-                            env=env, cwd=tmp_path, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 30
-        while not record.exists():
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+    with started(env, tmp_path, "--project-dir", str(project), *LIMITS) as proc:
+        wait_for(record.exists, what="the agent to start")
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 124
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     records = assert_valid(project, "signal")
     assert next(r for r in records if r["event"] == "signal")["name"] == "SIGTERM"
     assert records[-1]["reason"] == "signal"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import FakeAgent
-from tests.integration.conftest import RunAidd, events
+from tests.integration.runs import RunAidd, events
 
 
 def test_no_idle_supervision_means_no_nudge_everywhere(

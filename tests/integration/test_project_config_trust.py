@@ -12,9 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FakeAgent
-from tests.integration.conftest import RunAidd, tree_snapshot
-
-FAST = ("--idle-nudge-timeout", "20", "--idle-timeout", "40", "--timeout", "60")
+from tests.integration.runs import WIDE_LIMITS, RunAidd, tree_snapshot
 
 
 def _project_config(project: Path, text: str) -> None:
@@ -43,7 +41,7 @@ def test_a_spec_outside_the_project_is_refused_from_the_project_file(
     project.mkdir()
     _project_config(project, f"spec: {secret}\n")
     before = tree_snapshot(project)
-    res = run_aidd("--project-dir", str(project), "--max-iterations", "1", *FAST, env=env)
+    res = run_aidd("--project-dir", str(project), "--max-iterations", "1", *WIDE_LIMITS, env=env)
     assert res.code == 2, res.err
     assert "aidd.yaml: key 'spec' names a file outside the project" in res.err
     assert "hunter2" not in res.out + res.err
@@ -56,7 +54,7 @@ def test_the_same_spec_from_a_flag_is_copied_with_no_wider_mode(
         secret: Path) -> None:
     project = tmp_path / "new"
     res = run_aidd("--project-dir", str(project), "--spec", str(secret), "--max-iterations",
-                   "1", *FAST, env=env)
+                   "1", *WIDE_LIMITS, env=env)
     assert res.code == 0, res.err
     copy = project / ".automaker" / "app_spec.txt"
     assert stat.S_IMODE(copy.stat().st_mode) == 0o600

@@ -12,9 +12,7 @@ import time
 from pathlib import Path
 
 from tests.conftest import FakeAgent
-from tests.integration.conftest import RunAidd, events
-
-FAST = ("--idle-nudge-timeout", "20", "--idle-timeout", "40", "--timeout", "60")
+from tests.integration.runs import WIDE_LIMITS, RunAidd, events
 
 
 def test_a_stop_written_after_the_run_started_is_honoured(
@@ -26,13 +24,13 @@ def test_a_stop_written_after_the_run_started_is_honoured(
     stop.write_text("old\n")
     old = time.time() - 3600
     os.utime(stop, (old, old))
-    res = run_aidd("--project-dir", str(project), "--max-iterations", "1", *FAST, env=env)
+    res = run_aidd("--project-dir", str(project), "--max-iterations", "1", *WIDE_LIMITS, env=env)
     assert res.code == 0, res.err
     assert "removed a stale .stop" in res.out
     stop.write_text("just now\n")
     future = time.time() + 30  # as if `aidd --stop` answered while this run took its lock
     os.utime(stop, (future, future))
-    res = run_aidd("--project-dir", str(project), "--max-iterations", "3", *FAST, env=env)
+    res = run_aidd("--project-dir", str(project), "--max-iterations", "3", *WIDE_LIMITS, env=env)
     assert res.code == 6, res.err
     assert len(fake_agent.records()) == 1
 
@@ -49,7 +47,7 @@ def test_stop_as_a_directory_never_crashes(
     os.utime(stop, (old, old))
     fake_agent.script([{"spawn": ["mkdir", "-p", ".automaker/.stop"]}, {"sleep": 0.3},
                        {"say": "ok"}, {"finish": True}])
-    res = run_aidd("--project-dir", str(project), "--max-iterations", "3", *FAST, env=env)
+    res = run_aidd("--project-dir", str(project), "--max-iterations", "3", *WIDE_LIMITS, env=env)
     assert res.code == 6, res.err
     assert "internal error" not in res.err
     assert len(fake_agent.records()) == 1
@@ -64,7 +62,7 @@ def test_a_torn_last_event_does_not_swallow_the_next_run_start(
     log.parent.mkdir()
     log.write_bytes(b'{"v": 1, "event": "iteration_end", "numb')
     env = {**env, "FAKE_AGENT_VERSION": "0.0.1"}
-    res = run_aidd("--project-dir", str(project), "--max-iterations", "1", *FAST, env=env)
+    res = run_aidd("--project-dir", str(project), "--max-iterations", "1", *WIDE_LIMITS, env=env)
     assert res.code == 0, res.err
     lines = log.read_bytes().split(b"\n")
     assert lines[0] == b'{"v": 1, "event": "iteration_end", "numb'
@@ -81,7 +79,7 @@ def test_no_library_chatter_reaches_stderr(env: dict[str, str], fake_agent: Fake
     for _ in range(3):  # the watchdog note came from a race at shutdown
         done = subprocess.run(
             [sys.executable, "-m", "aidd", "--project-dir", str(project), "--max-iterations",
-             "1", *FAST], env=env, capture_output=True, text=True, timeout=60,
+             "1", *WIDE_LIMITS], env=env, capture_output=True, text=True, timeout=60,
             stdin=subprocess.DEVNULL)
         assert done.returncode == 0, done.stderr
         assert done.stderr == ""
@@ -95,7 +93,7 @@ def test_closed_or_full_standard_streams_are_one_line_or_nothing(
     fake_agent.script([{"say": "ok"}, {"finish": True}])
     done = subprocess.run(
         [sys.executable, "-m", "aidd", "--project-dir", str(project), "--max-iterations", "1",
-         *FAST], env=env, stderr=subprocess.PIPE, text=True, timeout=60,
+         *WIDE_LIMITS], env=env, stderr=subprocess.PIPE, text=True, timeout=60,
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
         preexec_fn=lambda: os.close(1))
     assert done.returncode == 0, done.stderr

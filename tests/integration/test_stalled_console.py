@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FakeAgent
+from tests.waiting import wait_for
 
 FLOOD = 12_000_000  # far more than a pipe (64 KiB) and aidd's console buffer (4 MiB) hold
 
@@ -70,15 +71,18 @@ def test_the_wall_clock_limit_fires_on_time(env: dict[str, str], project: Path) 
 @pytest.mark.usefixtures("flooding")
 def test_sigterm_and_stop_are_honoured(env: dict[str, str], project: Path) -> None:
     proc = _start(project, env, "--timeout", "60", "--max-iterations", "1")
-    deadline = time.monotonic() + 30
-    while _log_size(project) < FLOOD and time.monotonic() < deadline:
-        time.sleep(0.1)  # the flood is in the log, the pipe is full
+    # the flood is in the log, the pipe is full
+    wait_for(lambda: _log_size(project) >= FLOOD, 30, "the flood in the log")
     proc.send_signal(signal.SIGTERM)
     code, took = _wait(proc, 30)
     assert code == 124
     assert took < 15
     assert _log_size(project) > FLOOD
     proc = _start(project, env, "--timeout", "3", "--max-iterations", "5")
+    # A `.stop` from before the run started is stale and removed (SUP-90): ask once it runs.
+    events = project / ".automaker" / "events.jsonl"
+    wait_for(lambda: events.read_text().count('"event": "run_start"') == 2, 30,
+             "the second run to start")
     (project / ".automaker" / ".stop").write_text("now\n")
     code, _ = _wait(proc, 40)
     assert code == 6

@@ -16,8 +16,8 @@ import pytest
 from aidd.project.paths import ProjectPaths
 from tests.conftest import FakeAgent
 from tests.featurefiles import feat, write
+from tests.integration.runs import WIDE_LIMITS
 
-FAST = ("--idle-nudge-timeout", "20", "--idle-timeout", "40", "--timeout", "60")
 SECRET = "aws_secret_access_key = hunter2"
 
 
@@ -50,7 +50,7 @@ def test_a_lone_surrogate_makes_the_feature_invalid_not_a_crash(
         assert done.returncode in (0, 7), done.stderr
     check = _aidd(env, project, "--check-features")
     assert "lone UTF-16 surrogate" in check.stdout
-    done = _aidd(env, project, "--max-iterations", "1", *FAST)
+    done = _aidd(env, project, "--max-iterations", "1", *WIDE_LIMITS)
     _no_crash(done)
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in paths.iterations.glob("*.log")) == ["001.log"]
@@ -62,22 +62,22 @@ def test_json_nested_too_deep_is_ignored_with_a_warning(
     target = project / name
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text("[" * 100_000 + "]" * 100_000)
-    done = _aidd(env, project, "--max-iterations", "1", *FAST)
+    done = _aidd(env, project, "--max-iterations", "1", *WIDE_LIMITS)
     _no_crash(done)
     assert done.returncode == 0, done.stderr
 
 
 FIFOS = [
     (".automaker/todo.md", ("--status",)),
-    (".automaker/aidd-state.json", ("--max-iterations", "1", *FAST)),
+    (".automaker/aidd-state.json", ("--max-iterations", "1", *WIDE_LIMITS)),
     (".automaker/roadmap.json", ("--status", "--milestone", "m1")),
     (".automaker/.project_completion_pending", ("--status",)),
     (".automaker/.project_completed", ("--status",)),
-    (".automaker/.project_completed", ("--max-iterations", "1", *FAST)),
+    (".automaker/.project_completed", ("--max-iterations", "1", *WIDE_LIMITS)),
     (".automaker/features/feature-1-a/feature.json", ("--check-features",)),
-    (".automaker/prompts/onboarding.md", ("--max-iterations", "1", *FAST)),
+    (".automaker/prompts/onboarding.md", ("--max-iterations", "1", *WIDE_LIMITS)),
     (".automaker/prompts/audits/SECURITY.md", ("--audit", "SECURITY", "--max-iterations", "1",
-                                               *FAST)),
+                                               *WIDE_LIMITS)),
 ]
 
 
@@ -120,7 +120,7 @@ def test_a_prompt_file_linked_out_of_the_project_never_reaches_the_agent(
     link.parent.mkdir(parents=True)
     link.symlink_to(outside_text)
     args = ("--audit", "SECURITY") if "audits" in name else ()
-    done = _aidd(env, project, *args, "--max-iterations", "1", *FAST)
+    done = _aidd(env, project, *args, "--max-iterations", "1", *WIDE_LIMITS)
     _no_crash(done)
     assert done.returncode == 7, done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
@@ -145,7 +145,7 @@ def test_a_copy_list_may_not_overwrite_aidds_run_files(
     home = Path(env["AIDD_HOME"])
     home.mkdir(parents=True, exist_ok=True)
     (home / "copyfiles.txt").write_text(f"{source} -> {target}\n")
-    done = _aidd(env, project, "--max-iterations", "1", *FAST)
+    done = _aidd(env, project, "--max-iterations", "1", *WIDE_LIMITS)
     _no_crash(done)
     assert done.returncode == 0, done.stderr
     assert "run files or the feature metadata" in done.stdout
@@ -160,7 +160,7 @@ def test_a_fifo_as_a_copy_source_is_skipped_with_a_warning(
     home = Path(env["AIDD_HOME"])
     home.mkdir(parents=True, exist_ok=True)
     (home / "copyfiles.txt").write_text(f"{source} -> copied.txt\n")
-    done = _aidd(env, project, "--max-iterations", "1", *FAST)
+    done = _aidd(env, project, "--max-iterations", "1", *WIDE_LIMITS)
     _no_crash(done)
     assert done.returncode == 0, done.stderr
     assert "is not a regular file" in done.stdout
@@ -170,11 +170,11 @@ def test_a_fifo_as_a_copy_source_is_skipped_with_a_warning(
 GIANTS = [
     (".automaker/todo.md", ("--status",)),
     (".automaker/roadmap.json", ("--status", "--milestone", "m1")),
-    (".automaker/aidd-state.json", ("--max-iterations", "1", *FAST)),
-    ("opencode.json", ("--max-iterations", "1", *FAST)),
-    (".automaker/prompts/onboarding.md", ("--max-iterations", "1", *FAST)),
+    (".automaker/aidd-state.json", ("--max-iterations", "1", *WIDE_LIMITS)),
+    ("opencode.json", ("--max-iterations", "1", *WIDE_LIMITS)),
+    (".automaker/prompts/onboarding.md", ("--max-iterations", "1", *WIDE_LIMITS)),
     (".automaker/prompts/audits/SECURITY.md", ("--audit", "SECURITY", "--max-iterations", "1",
-                                               *FAST)),
+                                               *WIDE_LIMITS)),
 ]
 
 
@@ -206,7 +206,7 @@ def test_bad_text_in_an_audit_definition_is_invalid_not_a_crash(
     local = project / ".automaker" / "prompts" / "audits" / "SECURITY.md"
     local.parent.mkdir(parents=True)
     local.write_text(shipped.replace("title: Security", f"title: {value}", 1))
-    done = _aidd(env, project, "--audit", "SECURITY", "--max-iterations", "1", *FAST)
+    done = _aidd(env, project, "--audit", "SECURITY", "--max-iterations", "1", *WIDE_LIMITS)
     _no_crash(done)
     assert done.returncode == 7, done.stderr
     assert why in done.stderr
@@ -222,7 +222,7 @@ def test_extraction_never_blocks_on_a_feature_file_that_is_a_fifo(
     fake_agent.script([{"init": True},
                        {"tool": {"name": "write", "input": {"filePath": rel, "content": "{"}}},
                        {"finish": True}])
-    done = _aidd(env, project, "--extract-structured", "--max-iterations", "1", *FAST)
+    done = _aidd(env, project, "--extract-structured", "--max-iterations", "1", *WIDE_LIMITS)
     _no_crash(done)
     assert done.returncode == 0, done.stderr
     assert (project / ".automaker" / "iterations" / "001.json").is_file()

@@ -4,15 +4,14 @@ exit 3; the file outside stays byte-identical."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import FakeAgent
-from tests.integration.conftest import RunAidd, tree_snapshot
+from tests.integration.runs import WIDE_LIMITS, RunAidd, tree_snapshot
+from tests.planted import plant
 
-FAST = ("--idle-nudge-timeout", "20", "--idle-timeout", "40", "--timeout", "60")
 PRECIOUS = "the user's own file\n"
 
 
@@ -25,13 +24,7 @@ def outside(tmp_path: Path) -> Path:
 
 
 def _plant(project: Path, rel: str, target: Path, *, hard: bool = False) -> Path:
-    link = project / ".automaker" / rel
-    link.parent.mkdir(parents=True, exist_ok=True)
-    if hard:
-        os.link(target, link)
-    else:
-        link.symlink_to(target)
-    return link
+    return plant(project / ".automaker" / rel, "hardlink" if hard else "symlink", target)
 
 
 @pytest.mark.parametrize("rel", ["iterations", "audits"])
@@ -40,7 +33,7 @@ def test_a_symlinked_subdirectory_is_refused_before_anything_is_written(
         outside: Path, rel: str) -> None:
     _plant(project, rel, outside)
     before = tree_snapshot(project)
-    res = run_aidd("--project-dir", str(project), "--max-iterations", "1", *FAST, env=env)
+    res = run_aidd("--project-dir", str(project), "--max-iterations", "1", *WIDE_LIMITS, env=env)
     assert res.code == 3, res.err
     assert res.err.count("\n") == 1, res.err
     assert "is a symlink" in res.err
@@ -53,7 +46,7 @@ def test_a_symlinked_automaker_is_refused(run_aidd: RunAidd, env: dict[str, str]
                                           fake_agent: FakeAgent, project: Path,
                                           outside: Path) -> None:
     (project / ".automaker").symlink_to(outside)
-    for args in (("--max-iterations", "1", *FAST), ("--stop",)):
+    for args in (("--max-iterations", "1", *WIDE_LIMITS), ("--stop",)):
         res = run_aidd("--project-dir", str(project), *args, env=env)
         assert res.code == 3, res.err
         assert "symlink" in res.err
@@ -67,7 +60,7 @@ def test_a_planted_file_link_is_never_written_through(
         outside: Path, rel: str, hard: bool) -> None:
     _plant(project, rel, outside / "precious.txt", hard=hard)
     before = tree_snapshot(project)
-    res = run_aidd("--project-dir", str(project), "--max-iterations", "1", *FAST, env=env)
+    res = run_aidd("--project-dir", str(project), "--max-iterations", "1", *WIDE_LIMITS, env=env)
     assert res.code == 3, res.err
     assert tree_snapshot(project) == before  # refused before anything was written
     assert res.err.count("\n") == 1, res.err
@@ -81,7 +74,7 @@ def test_a_log_planted_for_the_next_iteration_is_not_opened_through(
     plant = f"ln -s {outside / 'precious.txt'} .automaker/iterations/002.log"
     fake_agent.script([{"spawn": ["sh", "-c", plant]}, {"sleep": 0.3}, {"say": "ok"},
                        {"finish": True}])
-    res = run_aidd("--project-dir", str(project), "--max-iterations", "2", *FAST, env=env)
+    res = run_aidd("--project-dir", str(project), "--max-iterations", "2", *WIDE_LIMITS, env=env)
     assert res.code == 3, res.err
     assert "002.log" in res.err
     assert (outside / "precious.txt").read_text() == PRECIOUS
@@ -94,7 +87,7 @@ def test_an_agent_that_swaps_iterations_for_a_link_mid_run_ends_the_run_with_3(
             f"ln -s {outside} .automaker/iterations")
     fake_agent.script([{"spawn": ["sh", "-c", swap]}, {"sleep": 0.5}, {"say": "ok"},
                        {"finish": True}])
-    res = run_aidd("--project-dir", str(project), "--max-iterations", "3", *FAST, env=env)
+    res = run_aidd("--project-dir", str(project), "--max-iterations", "3", *WIDE_LIMITS, env=env)
     assert res.code == 3, res.err
     assert "symlink" in res.err
     assert res.err.count("\n") == 1, res.err

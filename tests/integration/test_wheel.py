@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FakeAgent
+from tests.integration.runs import REPO, WIDE_LIMITS
 
-REPO = Path(__file__).resolve().parents[2]
 DATA_DIRS = ("prompts", "scaffolding", "artifacts")
 
-pytestmark = pytest.mark.slow
+# One worker runs both tests, so the module's wheel is built once.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("wheel")]
 
 
 def _data_files() -> list[str]:
@@ -84,7 +85,7 @@ def test_installed_wheel_runs_an_iteration_from_root(
     project = tmp_path / "proj"
     ran = subprocess.run(
         [aidd, "--project-dir", str(project), "--spec", str(spec), "--max-iterations", "1",
-         "--idle-nudge-timeout", "20", "--idle-timeout", "40"],
+         *WIDE_LIMITS],
         cwd="/", env=env, capture_output=True, text=True, timeout=120, check=False,
         stdin=subprocess.DEVNULL,
     )

@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -200,14 +199,6 @@ def kill_all(procs: Sequence[psutil.Process]) -> None:
     for proc in procs:
         with contextlib.suppress(psutil.Error):
             proc.kill()
-
-
-def wait_for(condition: Callable[[], object], timeout: float = 20, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or condition}")
-        time.sleep(0.02)
 
 
 def run_parallel(jobs: Sequence[Callable[[], None]], width: int) -> None:

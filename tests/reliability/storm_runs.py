@@ -9,7 +9,8 @@ from pathlib import Path
 
 from aidd.session.orphans import MARK_VAR
 from tests.fakes.storm import FORK_STORM, TAG, install, kill_everything, left_running, marks
-from tests.reliability.harness import Job, wait_for
+from tests.reliability.harness import Job
+from tests.waiting import wait_for
 
 # ending: (flags, aidd's exit code, the attempt's result)
 ENDINGS = {

@@ -26,7 +26,7 @@ from aidd import cli
 from aidd.errors import AiddError, ExitCode
 from aidd.options import OPTIONS, Kind, Option
 from aidd.project.paths import ProjectPaths
-from tests.integration.conftest import tree_snapshot
+from tests.integration.runs import tree_snapshot
 
 pytestmark = pytest.mark.reliability
 

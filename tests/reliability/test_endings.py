@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.attempt import STUBBORN_TREE
-from tests.reliability.harness import Counts, Job, kill_all, run_parallel, running, wait_for
+from tests.reliability.harness import Counts, Job, kill_all, run_parallel, running
+from tests.waiting import wait_for
 
 pytestmark = pytest.mark.reliability
 

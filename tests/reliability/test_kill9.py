@@ -17,8 +17,8 @@ from tests.reliability.harness import (
     run_parallel,
     running,
     temp_files,
-    wait_for,
 )
+from tests.waiting import wait_for
 
 pytestmark = pytest.mark.reliability
 

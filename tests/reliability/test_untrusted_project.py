@@ -5,14 +5,15 @@ and the iteration log stays complete."""
 
 from __future__ import annotations
 
-import os
 import signal
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.planted import plant
 from tests.reliability.harness import Counts, Job, kill_all
+from tests.waiting import wait_for
 
 pytestmark = pytest.mark.reliability
 
@@ -23,13 +24,8 @@ FIFOS = ["todo.md", "aidd-state.json", "events.jsonl", "aidd.lock", "aidd.yaml",
 
 
 def _plant(job: Job, rel: str, fifo: bool) -> None:
-    path = job.automaker / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if fifo:
-        os.mkfifo(path)
-    else:
-        target = job.outside if "." not in rel.split("/")[-1] else job.outside / "precious.txt"
-        path.symlink_to(target)
+    target = job.outside if "." not in rel.split("/")[-1] else job.outside / "precious.txt"
+    plant(job.automaker / rel, "fifo" if fifo else "symlink", target)
 
 
 @pytest.mark.parametrize("fifo", [False, True], ids=["symlinks", "fifos"])
@@ -64,10 +60,8 @@ def test_a_stalled_terminal_never_stalls_supervision(tmp_path: Path, counts: Cou
         try:
             log = job.automaker / "iterations" / "001.log"
             if ending == "sigterm":
-                deadline = time.monotonic() + 60
-                while (not log.exists() or log.stat().st_size < flood) and \
-                        time.monotonic() < deadline:
-                    time.sleep(0.1)
+                wait_for(lambda log=log: log.exists() and log.stat().st_size >= flood, 60,
+                         "the flood in the log")
                 proc.send_signal(signal.SIGTERM)
             done = job.wait(60)
             assert done.code == (0 if ending == "timeout" else 124), done.err

@@ -12,6 +12,8 @@ from aidd.errors import NotFoundError
 from aidd.logs import extract
 from aidd.logs.cleaning import clean_log
 from aidd.logs.extract import extract_batch, extract_log, write_extraction
+from aidd.project.paths import ProjectPaths
+from tests.featurefiles import write
 
 LOG32_KEYS = {
     "version", "iterationNumber", "featureSlug", "featureDescription", "cli", "promptType",
@@ -57,9 +59,8 @@ def _project(tmp_path: Path) -> tuple[Path, Path]:
     root = tmp_path / "proj"
     iterations = root / ".automaker" / "iterations"
     iterations.mkdir(parents=True)
-    feature = root / ".automaker" / "features" / "feature-1-login" / "feature.json"
-    feature.parent.mkdir(parents=True)
-    feature.write_text(json.dumps({"id": "feature-1-login", "description": "Log in with email"}))
+    write(ProjectPaths(root), "feature-1-login",
+          {"id": "feature-1-login", "description": "Log in with email"})
     return root, iterations
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ import pytest
 
 from aidd.audits.findings import check_findings, snapshot
 from aidd.project.paths import ProjectPaths
+from tests.featurefiles import write
 
 PREFIX = "audit-security-"
 
@@ -28,9 +28,7 @@ def _write(project: ProjectPaths, directory: str, mtime_ns: int | None = None,
                             "description": "d", "status": "backlog", "passes": False,
                             "auditSource": "SECURITY"}
     data.update(changes)
-    path = project.features / directory / "feature.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({k: v for k, v in data.items() if v is not None}))
+    path = write(project, directory, {k: v for k, v in data.items() if v is not None})
     if mtime_ns is not None:
         os.utime(path, ns=(mtime_ns, mtime_ns))
     return path
@@ -57,7 +55,7 @@ def test_invalid_findings_carry_their_path_and_each_error_once(project: ProjectP
     _write(project, "audit-security-2-a", id="audit-security-2-b", auditSource="SEC")
     _write(project, "audit-security-2-c", auditSource=None, category=None)
     _write(project, "audit-security-2-d")
-    (project.features / "audit-security-2-d" / "feature.json").write_text("{")
+    write(project, "audit-security-2-d", "{")
     found = _check(project, {})
     by_path = {f.path: f.errors for f in found.invalid}
     assert list(by_path) == [f".automaker/features/audit-security-2-{x}/feature.json"
