@@ -22,6 +22,7 @@ from aidd.fsio import TMP_PREFIX, UnsafePathError, remove_stale_temps
 from aidd.project.lockfile import ProjectLock, holder_running, project_identity, read_lock
 from aidd.session import procfs
 from aidd.session.orphans import MARK_VAR, find_marked, in_flight_attempts, kill_orphans, new_mark
+from tests.planted import plant
 from tests.reliability.harness import running
 
 pytestmark = pytest.mark.reliability
@@ -160,13 +161,7 @@ def test_a_planted_lock_file_is_refused_and_left_alone(tmp_path: Path, kind: str
     outside.write_text("precious\n")
     root = tmp_path / "proj"
     root.mkdir()
-    path = root / "aidd.lock"
-    if kind == "symlink":
-        path.symlink_to(outside)
-    elif kind == "hardlink":
-        os.link(outside, path)
-    else:
-        os.mkfifo(path)
+    path = plant(root / "aidd.lock", kind, outside)
     with pytest.raises(UnsafePathError):
         ProjectLock(root, path, procfs).acquire(datetime.now(UTC), ("aidd",))
     assert outside.read_text() == "precious\n"

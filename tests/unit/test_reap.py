@@ -12,6 +12,7 @@ import pytest
 from aidd.clock import SystemClock
 from aidd.session.orphans import MARK_VAR, new_mark, sweep, sweep_run
 from tests.fakes.storm import kill_everything, left_running
+from tests.waiting import wait_for
 
 STORM = 'trap "" TERM; echo READY; while :; do sleep 1011 & sleep 0.005; done'
 SLEEPER = "echo READY; exec sleep 1012"
@@ -34,6 +35,9 @@ class Procs:
         assert proc.stdout is not None
         assert proc.stdout.readline() == b"READY\n"
         proc.stdout.close()
+        # READY comes before `exec sleep`, and mid-exec /proc/PID/environ reads empty for a
+        # moment: a sweep then would miss the process for a reason no user meets.
+        wait_for(lambda: proc.pid in left_running("TEST_TAG", self.tag), timeout=5)
         return proc.pid
 
     def left(self) -> list[int]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -12,11 +13,13 @@ import pytest
 from aidd.session import procfs
 
 pytestmark = pytest.mark.skipif(not procfs.available(), reason="needs /proc")
+# Unique to this test process: parallel workers (and other users) run sleepers too.
+FACT = f"sleeper-{uuid.uuid4().hex}"
 
 
 @pytest.fixture
 def sleeper() -> Iterator[int]:
-    proc = subprocess.Popen(["sleep", "1017"], env={**os.environ, "TEST_FACT": "sleeper"})
+    proc = subprocess.Popen(["sleep", "1017"], env={**os.environ, "TEST_FACT": FACT})
     yield proc.pid
     proc.kill()
     proc.wait()
@@ -46,8 +49,8 @@ def test_the_table_knows_each_process_parent_and_group(sleeper: int) -> None:
 
 
 def test_carriers_of_an_environment_entry_are_found_by_it(sleeper: int) -> None:
-    (carrier,) = procfs.find_carrying("TEST_FACT", "sleeper")
+    (carrier,) = procfs.find_carrying("TEST_FACT", FACT)
     assert carrier.pid == sleeper
-    assert carrier.environ["TEST_FACT"] == "sleeper"
-    assert procfs.find_carrying("TEST_FACT", "sleep") == []  # a whole value, not a prefix
+    assert carrier.environ["TEST_FACT"] == FACT
+    assert procfs.find_carrying("TEST_FACT", FACT[:-1]) == []  # a whole value, not a prefix
     assert procfs.find_carrying("TEST_FACT", "") == []
