@@ -169,6 +169,7 @@ def _inside(value: Path, root: Path) -> bool:
 def _read_config_text(path: Path, root: Path | None) -> str | None:
     """The file's text, or None when there is none. The project's file is read as project
     content (no FIFO, no link out of the project, capped); the user's own with the cap only."""
+    # Imported here: fsio brings `secrets` (~4 ms, -X importtime), which `--help` never needs.
     from aidd.fsio import read_file
 
     try:
