@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
-from aidd.clock import SystemClock
+from aidd.clock import Clock, SystemClock
 from aidd.config import Settings
 from aidd.console import print_out
 from aidd.errors import ExitCode, NotFoundError, UsageError, ValidationError
@@ -28,16 +28,16 @@ def run(settings: Settings) -> int:
     _check_platform()
     feature_filter = _build_filter(paths, settings) if _needs_filter(settings) else None
     action = _chosen_action(settings)
+    clock = SystemClock()  # the one clock of this process: every time read and wait uses it
     try:
         if action is not None:
             if action in ("stop", "extract_batch"):  # they write into .automaker
                 check_layout(paths)
-            return _one_shot(action, settings, paths, feature_filter)
+            return _one_shot(action, settings, paths, feature_filter, clock)
         # Imported here: a one-shot such as --status starts faster without the run's modules.
         from aidd.run.preflight import prepare_run
         from aidd.run.supervisor import Supervisor
 
-        clock = SystemClock()
         plan = prepare_run(settings, paths, feature_filter, clock)
     except UnsafePathError as exc:  # a planted link, hard link or FIFO (issue 13)
         raise NotFoundError(f"refused: {exc}") from None
@@ -87,10 +87,10 @@ def _chosen_action(settings: Settings) -> str | None:
 
 
 def _one_shot(action: str, settings: Settings, paths: ProjectPaths,
-              feature_filter: FeatureFilter | None) -> int:
+              feature_filter: FeatureFilter | None, clock: Clock) -> int:
     """Each action imports only its own modules, so a one-shot starts fast."""
     if action == "stop":
-        return _stop(paths)
+        return _stop(paths, clock)
     if not paths.root.is_dir():
         raise NotFoundError(f"project directory {paths.root} does not exist")
     if action == "extract_batch":
@@ -105,17 +105,17 @@ def _one_shot(action: str, settings: Settings, paths: ProjectPaths,
         return int(code)
     from aidd.reports.status import print_status
 
-    return int(print_status(paths, feature_filter, as_json=settings.actions.json))
+    return int(print_status(paths, feature_filter, as_json=settings.actions.json, clock=clock))
 
 
-def _stop(paths: ProjectPaths) -> int:
+def _stop(paths: ProjectPaths, clock: Clock) -> int:
     from aidd.project.lockfile import holder_running, read_lock
     from aidd.project.stop import request_stop
     from aidd.session import procfs
 
     if not paths.root.is_dir():
         raise NotFoundError(f"project directory {paths.root} does not exist")
-    request_stop(paths.root, paths.stop, SystemClock().now())
+    request_stop(paths.root, paths.stop, clock.now())
     info = read_lock(paths.root, paths.lock)
     pid = info.get("pid")
     if isinstance(pid, int) and pid > 0 and holder_running(pid, info, procfs):

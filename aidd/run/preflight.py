@@ -78,7 +78,7 @@ def prepare_run(settings: Settings, paths: ProjectPaths, feature_filter: Feature
                                  todo=settings.todo, validate=settings.validate,
                                  in_progress=settings.in_progress)
     nudge_s = _nudge_seconds(settings, warnings)
-    cli_version = probe_version(binary, settings.environ)
+    cli_version = probe_version(binary, settings.environ, clock=clock)
     untested = untested_warning(adapter, cli_version)
     if untested:
         warnings.append(untested)

@@ -12,22 +12,24 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from aidd.agents.base import Adapter
-from aidd.clock import SystemClock
+from aidd.clock import Clock, SystemClock
 from aidd.session.orphans import MARK_VAR, new_mark, sweep
 
 UNKNOWN = "unknown"
 
 
 def run_cli(argv: Sequence[str], *, env: Mapping[str, str] | None, timeout_s: float,
-            cwd: Path | None = None, stderr_too: bool = False) -> bytes | None:
+            cwd: Path | None = None, stderr_too: bool = False,
+            clock: Clock | None = None) -> bytes | None:
     """The run's stdout (with stderr when `stderr_too`); None when it cannot start or times
-    out. `env` None: aidd's own environment, unmarked (tests only; a run always passes one)."""
+    out. `env` None: aidd's own environment, unmarked (tests only; a run always passes one).
+    `clock`: the run's, for the sweep's waits."""
     mark = new_mark()
     try:
         return _run(argv, None if env is None else {**env, MARK_VAR: mark}, timeout_s, cwd,
                     stderr_too)
     finally:
-        sweep(mark, SystemClock())
+        sweep(mark, clock or SystemClock())
 
 
 def _run(argv: Sequence[str], env: dict[str, str] | None, timeout_s: float, cwd: Path | None,
@@ -51,11 +53,11 @@ def _run(argv: Sequence[str], env: dict[str, str] | None, timeout_s: float, cwd:
     return out
 
 
-def probe_version(
-    binary: str, env: Mapping[str, str] | None = None, timeout_s: float = 10.0
-) -> str:
+def probe_version(binary: str, env: Mapping[str, str] | None = None, timeout_s: float = 10.0,
+                  clock: Clock | None = None) -> str:
     """`<binary> --version` with stdin closed: its first non-empty line, else `unknown`."""
-    out = run_cli([binary, "--version"], env=env, timeout_s=timeout_s, stderr_too=True)
+    out = run_cli([binary, "--version"], env=env, timeout_s=timeout_s, stderr_too=True,
+                  clock=clock)
     if out is None:
         return UNKNOWN
     for line in out.decode("utf-8", "replace").splitlines():
@@ -65,11 +67,12 @@ def probe_version(
 
 
 def find_conversation(adapter: Adapter, binary: str, project_dir: Path, env: Mapping[str, str],
-                      since_s: float, timeout_s: float = 15.0) -> str | None:
+                      since_s: float, timeout_s: float = 15.0,
+                      clock: Clock | None = None) -> str | None:
     """The conversation a run started, asked of the CLI in the run's directory and
     environment; None on any trouble: the nudge is then reported as not delivered (ADP-32)."""
     argv = adapter.conversations_argv(binary)
     if argv is None:
         return None
-    out = run_cli(argv, env=env, timeout_s=timeout_s, cwd=project_dir)
+    out = run_cli(argv, env=env, timeout_s=timeout_s, cwd=project_dir, clock=clock)
     return None if out is None else adapter.pick_conversation(out, project_dir, since_s)

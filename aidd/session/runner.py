@@ -237,7 +237,7 @@ class _Attempt:
 
     def ask_conversation(self) -> str | None:
         return find_conversation(self.adapter, self.req.binary, self.req.project_dir, self.env,
-                                 self.started_epoch_s)
+                                 self.started_epoch_s, clock=self.clock)
 
     def interrupt_agent(self) -> bool:
         self.proc.signal_group(signal.SIGINT)
