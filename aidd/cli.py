@@ -30,7 +30,7 @@ _ACTIONS = (
 
 
 class _GroupedCommand(click.Command):
-    """`--help` grouped as in cli.md, each flag with its default and AIDD_* variable."""
+    """`--help` in the flag table's groups, each flag with its default and AIDD_* variable."""
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         groups: dict[str, list[tuple[str, str]]] = {}

@@ -54,7 +54,7 @@ class Verdict:
 
 @dataclass(frozen=True)
 class SessionOutcome:
-    result: int  # the classified result (exit-codes.md)
+    result: int  # the classified result: an exit code of the README's table
     outcome: Outcome
     reason: Reason
     exit_status: int | None  # the agent's own status (128+N after signal N), None if unknown
