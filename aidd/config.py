@@ -61,6 +61,7 @@ class Settings:
     trust_project_config: bool
     rate_limit_buffer: int
     rate_limit_fallback: int
+    no_checkpoints: bool
     no_clean: bool
     extract_structured: bool
     actions: Actions = field(default_factory=Actions)

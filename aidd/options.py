@@ -104,6 +104,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("rate-limit-buffer", Kind.SECONDS, 60, _L, "seconds added to a parsed reset time"),
     Option("rate-limit-fallback", Kind.SECONDS, 300, _L, "sleep when no reset time parses",
            minimum=1),
+    Option("no-checkpoints", Kind.SWITCH, False, _L, "record no git checkpoint of the work tree "
+           "before, during and after each attempt"),
     Option("no-clean", Kind.SWITCH, False, _G, "leave this run's logs raw"),
     Option("extract-structured", Kind.SWITCH, False, _G, "write iterations/NNN.json per attempt"),
 )

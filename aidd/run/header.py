@@ -17,7 +17,8 @@ from aidd.session.outcome import SessionOutcome
 
 # The switches `run_start.flags` lists when they are on.
 _SWITCHES = ("todo", "validate", "in_progress", "stop_when_done", "audit_all", "code_after_audit",
-             "continue_on_timeout", "keep_children", "no_clean", "extract_structured")
+             "continue_on_timeout", "keep_children", "no_checkpoints", "no_clean",
+             "extract_structured")
 
 
 def emit_run_start(plan: RunPlan, journal: Journal) -> None:
@@ -69,7 +70,8 @@ def header_lines(plan: RunPlan, phase: Phase, state: PhaseState, number: int,
         f" · timeout {s.timeout}s · idle {s.idle_timeout}s · nudge {plan.nudge_s}s",
         f"Switches: stop-when-done {_on(s.stop_when_done)} · quit-on-abort {s.quit_on_abort} · "
         f"continue-on-timeout {_on(s.continue_on_timeout)} · no-clean {_on(s.no_clean)} · "
-        f"extract {_on(s.extract_structured)} · keep-children {_on(s.keep_children)}",
+        f"extract {_on(s.extract_structured)} · keep-children {_on(s.keep_children)} · "
+        f"checkpoints {_on(not s.no_checkpoints)}",
         "Filters: " + (plan.feature_filter.describe() if plan.feature_filter else "none"),
     ]
     if len(plan.audit_queue) > 1 or len(plan.post_audits) > 1:

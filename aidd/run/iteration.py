@@ -17,6 +17,7 @@ from aidd.project.scaffold import copy_artifacts, copy_spec
 from aidd.project.sync import sync_lists
 from aidd.prompts.select import CascadeState, PromptKind, Selection, choose_model, select_prompt
 from aidd.reports.status import refresh_status_file
+from aidd.run.checkpointing import Checkpointer
 from aidd.run.header import header_lines, trailer_lines
 from aidd.run.journal import Journal
 from aidd.run.phases import PhaseKind, PhaseState
@@ -44,6 +45,7 @@ class Attempt:
 class IterationRunner:
     def __init__(self, plan: RunPlan, journal: Journal, interrupt: Interrupt, clock: Clock,
                  run_attempt: RunAttempt) -> None:
+        self.checkpoints = Checkpointer(plan, journal, clock)
         self.plan = plan
         self.journal = journal
         self.interrupt = interrupt
@@ -72,7 +74,9 @@ class IterationRunner:
         context = build_context(plan, state.phase, state, number, selection, self.clock.now())
         prompt = self._render(state, number, selection, model, plan.renderer.render_prompt(context))
         nudge = plan.renderer.render_nudge(context.with_nudge(plan.settings.idle_nudge_timeout))
+        self.checkpoints.record(number)
         outcome = self._run_attempt(self._request(state, number, selection, model, prompt, nudge))
+        self.checkpoints.record(number, "-end")
         for line in trailer_lines(plan, state, number, outcome, self.clock.now()):
             log.plain(line)
         self._record_end(number, outcome)
@@ -140,6 +144,7 @@ class IterationRunner:
             transcript=log, events=self.journal.events, number=number, clock=self.clock,
             interrupt=self.interrupt, rate_limit_buffer_s=float(s.rate_limit_buffer),
             rate_limit_fallback_s=float(s.rate_limit_fallback),
+            before_kill=lambda: self.checkpoints.record(number, "-prekill"),
         )
 
     def _record_end(self, number: int, outcome: SessionOutcome) -> None:

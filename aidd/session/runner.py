@@ -78,6 +78,7 @@ class AttemptRequest:
     drain_quiet_s: float = 1.0
     linger_cap_s: float = 30.0
     zone: tzinfo | None = None  # for reset times; None = the clock's local zone
+    before_kill: Callable[[], None] | None = None  # e.g. a checkpoint of what the agent did
 
 
 def run_attempt(request: AttemptRequest) -> SessionOutcome:
@@ -258,6 +259,8 @@ class _Attempt:
 
     # -- endings ---------------------------------------------------------------------------
     def _kill(self, cause: EndCause) -> None:
+        if self.req.before_kill is not None:
+            self.req.before_kill()
         self._kill_tree(_KILL_REASONS[cause])
         self.exit_status = self.proc.poll()
         self._drain()

@@ -26,7 +26,8 @@ RUN_ID = re.compile(r"^\d{8}T\d{6}Z-\d+$")
 # Events each run below must produce; together they cover the schema but for NOT_RUN.
 COVERED: dict[str, set[str]] = {
     "nudge_kill_children": {"run_start", "phase_start", "iteration_start", "nudge", "kill",
-                            "iteration_end", "children_reaped", "phase_end", "run_end"},
+                            "iteration_end", "children_reaped", "phase_end", "run_end",
+                            "checkpoint"},
     "rate_limit_stop": {"warning", "rate_limit_sleep", "stop_requested", "stop", "run_end"},
     "completion_audits_remediation": {"completion", "audit_findings", "remediation_cycle",
                                       "remediation_cap", "phase_end"},

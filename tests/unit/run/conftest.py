@@ -76,11 +76,12 @@ class Loop:
     def paths(self) -> ProjectPaths:
         return ProjectPaths(self.tmp_path / "proj")
 
-    def run(self, *turns: Turn, **flags: Any) -> LoopRun:
-        """Run aidd on the project with these flags (option names as keys, `_` for `-`)."""
+    def run(self, *turns: Turn, path: str = "/usr/bin:/bin", **flags: Any) -> LoopRun:
+        """Run aidd on the project with these flags (option names as keys, `_` for `-`);
+        `path`: where aidd finds git and the like, after the fake CLIs."""
         session = FakeSession(self.clock, list(turns))
         home = self.tmp_path / "home"
-        environ = {"PATH": f"{FAKES / 'bin'}:/usr/bin:/bin", "HOME": str(home),
+        environ = {"PATH": f"{FAKES / 'bin'}:{path}", "HOME": str(home),
                    "XDG_CONFIG_HOME": str(home / ".config"),
                    "AIDD_HOME": str(self.tmp_path / "aidd-home")}
         given = {"project-dir": self.paths.root,

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from aidd.session import procfs
+from tests.waiting import wait_for
 
 pytestmark = pytest.mark.skipif(not procfs.available(), reason="needs /proc")
 # Unique to this test process: parallel workers (and other users) run sleepers too.
@@ -20,6 +21,8 @@ FACT = f"sleeper-{uuid.uuid4().hex}"
 @pytest.fixture
 def sleeper() -> Iterator[int]:
     proc = subprocess.Popen(["sleep", "1017"], env={**os.environ, "TEST_FACT": FACT})
+    # Popen returns once exec has begun; /proc/PID/environ reads empty until it is done.
+    wait_for(lambda: procfs.find_carrying("TEST_FACT", FACT), timeout=5)
     yield proc.pid
     proc.kill()
     proc.wait()

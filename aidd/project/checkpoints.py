@@ -1,0 +1,162 @@
+"""Checkpoints: the whole work tree recorded as a commit under a private ref
+(`refs/aidd/checkpoints/<run>/<label>`), never touching the user's index, HEAD, branches,
+stash or files: a temporary index file does the work (issue 15).
+
+In a git work tree the project's own repository keeps the checkpoints; elsewhere a private
+bare repository at `.automaker/checkpoints.git` does, with the project as its work tree.
+Tracked, modified and untracked files are recorded, ignored ones are not, and neither are
+aidd's runtime files; the feature metadata is recorded even where `.automaker/` is ignored.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+REF_ROOT = "refs/aidd/checkpoints"
+PRIVATE_REPO = ".automaker/checkpoints.git"
+INDEX = ".automaker/checkpoints.index"
+# aidd's runtime files: never part of a checkpoint, never touched by a rollback.
+RUNTIME = (".automaker/iterations", ".automaker/events.jsonl", ".automaker/aidd.lock",
+           ".automaker/aidd-state.json", ".automaker/status.md", ".automaker/.stop",
+           ".automaker/audits", PRIVATE_REPO, INDEX, f"{INDEX}.lock")
+_RUNTIME_GLOBS = {".automaker/aidd-crash-*": ".automaker", "**/.aidd-tmp-*": ""}
+# The metadata a rollback restores: recorded even when the user's .gitignore hides .automaker/.
+METADATA = (".automaker/features", ".automaker/todo.md", ".automaker/CHANGELOG.md")
+# Who the checkpoint commits say made them: no git identity needs to be configured.
+_IDENTITY = {"GIT_AUTHOR_NAME": "aidd", "GIT_AUTHOR_EMAIL": "aidd@localhost",
+             "GIT_COMMITTER_NAME": "aidd", "GIT_COMMITTER_EMAIL": "aidd@localhost"}
+# The repository may be the agent's work too: no hook or fsmonitor of it runs inside aidd.
+_SAFE = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
+_TIMEOUT_S = 120
+_GIT_LOCATIONS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+                  "GIT_COMMON_DIR")
+
+
+class CheckpointError(Exception):
+    """A checkpoint could not be made (no git, a broken repository, a full disk): the run goes
+    on without it."""
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    label: str  # NNN, NNN-prekill or NNN-end
+    ref: str
+    commit: str
+    files: int  # paths changed since the previous checkpoint of the run (or HEAD)
+
+
+@dataclass(frozen=True)
+class _Repo:
+    git_dir: Path
+    work_tree: Path
+    private: bool
+
+
+class CheckpointStore:
+    """The checkpoints of one run in one project."""
+
+    def __init__(self, root: Path, run_id: str, environ: Mapping[str, str]) -> None:
+        self.root = root
+        self.run_id = run_id
+        # Nothing in aidd's environment may point git at another repository or index.
+        self._env = {k: v for k, v in environ.items() if k not in _GIT_LOCATIONS}
+        self._repo: _Repo | None = None
+        self._last: str | None = None  # the run's previous checkpoint commit
+
+    def record(self, label: str) -> Checkpoint:
+        repo = self._repo or self._open()
+        self._repo = repo
+        index = self.root / INDEX
+        env = {**self._env, **_IDENTITY, "GIT_DIR": str(repo.git_dir),
+               "GIT_WORK_TREE": str(repo.work_tree), "GIT_INDEX_FILE": str(index)}
+        self._seed_index(repo, index)
+        self._git(env, "add", "-A", "--", ".", *self._excludes(env))
+        metadata = [m for m in METADATA if (self.root / m).exists()]
+        if metadata:
+            self._git(env, "add", "-A", "-f", "--", *metadata)
+        tree = self._git(env, "write-tree")
+        parent = self._last or self._head(env)
+        files = self._changed(env, parent, tree)
+        commit = self._git(env, "commit-tree", tree, *(["-p", parent] if parent else []),
+                           "-m", f"aidd checkpoint {self.run_id} {label}")
+        ref = f"{REF_ROOT}/{self.run_id}/{label}"
+        self._git(env, "update-ref", ref, commit)
+        self._last = commit
+        return Checkpoint(label, ref, commit, files)
+
+    # -- the repository ------------------------------------------------------------------
+    def _open(self) -> _Repo:
+        if shutil.which("git", path=self._env.get("PATH")) is None:
+            raise CheckpointError("git not found on PATH")
+        found = self._run(["git", *_SAFE, "rev-parse", "--absolute-git-dir", "--show-toplevel"],
+                          self._env, check=False)
+        lines = found.splitlines() if found is not None else []
+        if len(lines) == 2:
+            return _Repo(Path(lines[0]), Path(lines[1]), private=False)
+        private = self.root / PRIVATE_REPO
+        if not private.is_dir():
+            self._run(["git", "init", "-q", "--bare", str(private)], self._env)
+        return _Repo(private, self.root, private=True)
+
+    def _excludes(self, env: dict[str, str]) -> list[str]:
+        """Pathspecs keeping aidd's runtime files out. git refuses a pathspec naming an
+        ignored path (even to exclude it), and ignored paths stay out anyway: only the others
+        are named."""
+        named = [*RUNTIME, *{d for d in _RUNTIME_GLOBS.values() if d}]
+        ignored = set((self._run(["git", *_SAFE, "check-ignore", "--", *named], env,
+                                 check=False) or "").splitlines())
+        return [*(f":(exclude){path}" for path in RUNTIME if path not in ignored),
+                *(f":(exclude,glob){glob}" for glob, parent in _RUNTIME_GLOBS.items()
+                  if parent not in ignored)]
+
+    def _seed_index(self, repo: _Repo, index: Path) -> None:
+        """Start from the user's index (its stat cache makes `add` fast); the user's file is
+        copied, never written."""
+        index.parent.mkdir(exist_ok=True)
+        own = repo.git_dir / "index"
+        if not repo.private and own.is_file():
+            shutil.copyfile(own, index)
+        elif not repo.private:
+            index.unlink(missing_ok=True)
+
+    def _head(self, env: dict[str, str]) -> str | None:
+        out = self._run(["git", *_SAFE, "rev-parse", "-q", "--verify", "HEAD^{commit}"], env,
+                        check=False)
+        return out or None
+
+    def _changed(self, env: dict[str, str], parent: str | None, tree: str) -> int:
+        if parent is None:
+            listed = self._git(env, "ls-tree", "-r", "--name-only", tree)
+        else:
+            listed = self._git(env, "diff-tree", "-r", "--name-only", "--no-renames", parent,
+                               tree)
+        return len([line for line in listed.splitlines() if line])
+
+    # -- running git ---------------------------------------------------------------------
+    def _git(self, env: dict[str, str], *args: str) -> str:
+        out = self._run(["git", *_SAFE, *args], env)
+        assert out is not None
+        return out
+
+    def _run(self, argv: list[str], env: dict[str, str], check: bool = True) -> str | None:
+        try:
+            done = subprocess.run(argv, cwd=self.root, env=env, capture_output=True,
+                                  stdin=subprocess.DEVNULL, timeout=_TIMEOUT_S, check=False)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise CheckpointError(f"{argv[0]} {argv[-1]}: {exc}") from None
+        if done.returncode != 0:
+            if not check:
+                return None
+            why = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            last = why[-1] if why else f"exit {done.returncode}"
+            raise CheckpointError(f"git {_verb(argv)} failed: {last}")
+        return done.stdout.decode("utf-8", "surrogateescape").strip()
+
+
+def _verb(argv: list[str]) -> str:
+    return next((a for a in argv[1:] if not a.startswith("-") and "=" not in a), "")
+

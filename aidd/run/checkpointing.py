@@ -1,0 +1,36 @@
+"""A run's checkpoints: before each attempt (NNN), just before aidd kills an agent (NNN-prekill)
+and when the attempt ends (NNN-end). A checkpoint that fails is a warning, never the end of
+the run; after one, the run goes on without them (issue 15)."""
+
+from __future__ import annotations
+
+from aidd.clock import Clock
+from aidd.project.checkpoints import CheckpointError, CheckpointStore
+from aidd.run.journal import Journal
+from aidd.run.preflight import RunPlan
+
+
+class Checkpointer:
+    def __init__(self, plan: RunPlan, journal: Journal, clock: Clock) -> None:
+        self._journal = journal
+        self._clock = clock
+        self._store: CheckpointStore | None = None
+        if not plan.settings.no_checkpoints:
+            self._store = CheckpointStore(plan.paths.root, journal.events.run_id,
+                                          plan.settings.environ)
+
+    def record(self, number: int, suffix: str = "") -> None:
+        if self._store is None:
+            return
+        label = f"{number:03d}{suffix}"
+        start = self._clock.monotonic()
+        try:
+            point = self._store.record(label)
+        except (CheckpointError, OSError) as exc:
+            self._store = None
+            self._journal.warn(f"checkpoint {label} failed ({exc}); no more checkpoints in "
+                               "this run")
+            return
+        self._journal.events.emit(
+            "checkpoint", number=number, label=label, ref=point.ref, commit=point.commit,
+            files=point.files, duration_s=round(self._clock.monotonic() - start, 3))

@@ -1,0 +1,118 @@
+"""Checkpoints with real git: the whole work tree under a private ref, in a git project and in
+a plain directory, and the user's HEAD, branch, index and stash never touched."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from aidd.project.checkpoints import CheckpointError, CheckpointStore
+
+RUN = "20261125T010000Z-42"
+
+
+def git(root: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "u", "GIT_AUTHOR_EMAIL": "u@x",
+           "GIT_COMMITTER_NAME": "u", "GIT_COMMITTER_EMAIL": "u@x"}
+    return subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True,
+                          check=True).stdout
+
+
+def files_at(root: Path, ref: str, git_dir: Path | None = None) -> dict[str, str]:
+    """path -> content of every file in the checkpoint."""
+    where = ["--git-dir", str(git_dir)] if git_dir else []
+    names = git(root, *where, "ls-tree", "-r", "--name-only", ref).split()
+    return {n: git(root, *where, "show", f"{ref}:{n}") for n in names}
+
+
+def user_state(root: Path) -> tuple[str, ...]:
+    return (git(root, "rev-parse", "HEAD"), git(root, "symbolic-ref", "HEAD"),
+            git(root, "diff", "--cached"), git(root, "stash", "list"),
+            git(root, "status", "--porcelain"), git(root, "for-each-ref", "refs/heads"))
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "shop"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / ".gitignore").write_text("build/\n.automaker/\n")
+    (root / "app.py").write_text("print('v1')\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "first")
+    (root / "app.py").write_text("print('v2')\n")  # modified, unstaged
+    (root / "staged.py").write_text("staged\n")
+    git(root, "add", "staged.py")  # in the user's index only
+    (root / "new.py").write_text("untracked\n")
+    (root / "build").mkdir()
+    (root / "build" / "out.bin").write_text("ignored\n")
+    (root / "big.py").write_text("stash me\n")
+    git(root, "stash", "push", "-q", "--include-untracked", "--", "big.py")  # a stash to keep
+    automaker = root / ".automaker"
+    (automaker / "features" / "feature-1-a").mkdir(parents=True)
+    (automaker / "features" / "feature-1-a" / "feature.json").write_text('{"id": 1}\n')
+    (automaker / "iterations").mkdir()
+    (automaker / "iterations" / "001.log").write_text("runtime\n")
+    (automaker / "events.jsonl").write_text("{}\n")
+    return root
+
+
+def test_a_git_project_is_recorded_whole_without_touching_the_user(repo: Path) -> None:
+    before = user_state(repo)
+    point = CheckpointStore(repo, RUN, os.environ).record("001")
+    assert user_state(repo) == before
+    assert point.ref == f"refs/aidd/checkpoints/{RUN}/001"
+    files = files_at(repo, point.ref)
+    assert files["app.py"] == "print('v2')\n"  # the work tree, not HEAD
+    assert files["new.py"] == "untracked\n"
+    assert files["staged.py"] == "staged\n"
+    assert files[".automaker/features/feature-1-a/feature.json"] == '{"id": 1}\n'
+    assert "build/out.bin" not in files  # ignored
+    assert not any(n.startswith((".automaker/iterations", ".automaker/events")) for n in files)
+    assert "big.py" not in files  # stashed, so not in the work tree
+    assert point.files == 4  # app.py, new.py, staged.py and the feature, against HEAD
+    assert git(repo, "log", "--format=%an", "-1", point.commit).strip() == "aidd"
+
+
+def test_checkpoints_chain_and_count_what_changed(repo: Path) -> None:
+    store = CheckpointStore(repo, RUN, os.environ)
+    first = store.record("001")
+    (repo / "new.py").write_text("changed\n")
+    (repo / "app.py").unlink()
+    second = store.record("001-end")
+    assert second.files == 2
+    assert git(repo, "rev-parse", f"{second.commit}^").strip() == first.commit
+    assert "app.py" not in files_at(repo, second.ref)
+
+
+def test_a_plain_directory_gets_a_private_repository(tmp_path: Path) -> None:
+    root = tmp_path / "plain"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "a.txt").write_text("a\n")
+    (root / ".automaker" / "iterations").mkdir(parents=True)
+    (root / ".automaker" / "todo.md").write_text("- [ ] x\n")
+    point = CheckpointStore(root, RUN, os.environ).record("001")
+    private = root / ".automaker" / "checkpoints.git"
+    assert private.is_dir()
+    assert not (root / ".git").exists()
+    files = files_at(root, point.ref, private)
+    assert files == {"src/a.txt": "a\n", ".automaker/todo.md": "- [ ] x\n"}
+
+
+def test_a_project_in_a_subdirectory_records_only_its_own_changes(repo: Path) -> None:
+    sub = repo / "packages" / "web"
+    sub.mkdir(parents=True)
+    (sub / "index.js").write_text("js\n")
+    point = CheckpointStore(sub, RUN, os.environ).record("001")
+    files = files_at(repo, point.ref)
+    assert files["packages/web/index.js"] == "js\n"
+    assert files["app.py"] == "print('v1')\n"  # outside the project: as the user's index has it
+    assert "new.py" not in files
+
+
+def test_without_git_a_checkpoint_fails_with_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(CheckpointError, match="git not found"):
+        CheckpointStore(tmp_path, RUN, {"PATH": str(tmp_path)}).record("001")
