@@ -13,13 +13,13 @@ import sys
 from aidd.clock import Clock, SystemClock
 from aidd.config import Settings
 from aidd.console import print_out
-from aidd.errors import ExitCode, NotFoundError, UsageError, ValidationError
+from aidd.errors import ExitCode, LockHeldError, NotFoundError, UsageError, ValidationError
 from aidd.fsio import UnsafePathError
 from aidd.project import filters
 from aidd.project.filters import FeatureFilter
 from aidd.project.paths import ProjectPaths, check_layout
 
-_ACTION_ORDER = ("extract_batch", "check_features", "status", "stop")
+_ACTION_ORDER = ("extract_batch", "check_features", "status", "stop", "checkpoints", "rollback")
 
 
 def run(settings: Settings) -> int:
@@ -31,7 +31,7 @@ def run(settings: Settings) -> int:
     clock = SystemClock()  # the one clock of this process: every time read and wait uses it
     try:
         if action is not None:
-            if action in ("stop", "extract_batch"):  # they write into .automaker
+            if action in ("stop", "extract_batch", "rollback"):  # they write into .automaker
                 check_layout(paths)
             return _one_shot(action, settings, paths, feature_filter, clock)
         # Imported here: a one-shot such as --status starts faster without the run's modules.
@@ -45,8 +45,8 @@ def run(settings: Settings) -> int:
 
 
 def _check_flag_combinations(settings: Settings) -> None:
-    if settings.actions.json and not settings.actions.status:
-        raise UsageError("--json needs --status")
+    if settings.actions.json and not (settings.actions.status or settings.actions.checkpoints):
+        raise UsageError("--json needs --status or --checkpoints")
     if (settings.filter_by is None) != (settings.filter is None):
         raise UsageError("--filter-by and --filter must be given together")
     if settings.code_after_audit and not (
@@ -93,6 +93,12 @@ def _one_shot(action: str, settings: Settings, paths: ProjectPaths,
         return _stop(paths, clock)
     if not paths.root.is_dir():
         raise NotFoundError(f"project directory {paths.root} does not exist")
+    if action == "checkpoints":
+        from aidd.reports.checkpoints import print_checkpoints
+
+        return print_checkpoints(paths, settings.environ, as_json=settings.actions.json)
+    if action == "rollback":
+        return _rollback(paths, settings, clock)
     if action == "extract_batch":
         from aidd.logs.extract import extract_batch
 
@@ -108,21 +114,54 @@ def _one_shot(action: str, settings: Settings, paths: ProjectPaths,
     return int(print_status(paths, feature_filter, as_json=settings.actions.json, clock=clock))
 
 
-def _stop(paths: ProjectPaths, clock: Clock) -> int:
+def _running_pid(paths: ProjectPaths) -> int | None:
+    """The pid of the aidd running on this project now, if any (its lock record)."""
     from aidd.project.lockfile import holder_running, read_lock
-    from aidd.project.stop import request_stop
     from aidd.session import procfs
+
+    info = read_lock(paths.root, paths.lock)
+    pid = info.get("pid")
+    running = isinstance(pid, int) and pid > 0 and holder_running(pid, info, procfs)
+    return pid if running and isinstance(pid, int) else None
+
+
+def _stop(paths: ProjectPaths, clock: Clock) -> int:
+    from aidd.project.stop import request_stop
 
     if not paths.root.is_dir():
         raise NotFoundError(f"project directory {paths.root} does not exist")
     request_stop(paths.root, paths.stop, clock.now())
-    info = read_lock(paths.root, paths.lock)
-    pid = info.get("pid")
-    if isinstance(pid, int) and pid > 0 and holder_running(pid, info, procfs):
-        print_out(f"stop requested: aidd (pid {info['pid']}) will stop after its current agent "
-                  "run\n")
+    pid = _running_pid(paths)
+    if pid is not None:
+        print_out(f"stop requested: aidd (pid {pid}) will stop after its current agent run\n")
     else:
         print_out(f"stop requested ({paths.rel(paths.stop)}); no aidd is running on this "
                   "project now\n")
     return int(ExitCode.SUCCESS)
 
+
+def _rollback(paths: ProjectPaths, settings: Settings, clock: Clock) -> int:
+    """Refused while an aidd runs here: it would write over the agent's work in progress."""
+    from aidd.events import EventLog, make_run_id
+    from aidd.project.checkpoints import CheckpointError, CheckpointStore
+    from aidd.project.rollback import roll_back
+
+    pid = _running_pid(paths)
+    if pid is not None:
+        raise LockHeldError(f"an aidd (pid {pid}) is running on {paths.root}; stop it first "
+                            "(aidd --stop), then roll back")
+    assert settings.actions.rollback is not None
+    store = CheckpointStore(paths.root, make_run_id(clock.now(), os.getpid()), settings.environ)
+    try:
+        done = roll_back(store, settings.actions.rollback)
+    except CheckpointError as exc:
+        raise NotFoundError(f"--rollback: {exc}") from None
+    events = EventLog(paths.events, store.run_id, root=paths.root, clock=clock)
+    events.emit("rollback", target=done.target, saved=done.saved, restored=list(done.restored),
+                removed=list(done.removed))
+    lines = [f"rolled back to {done.target}"]
+    lines += [f"  restored {path}" for path in done.restored]
+    lines += [f"  removed  {path}" for path in done.removed]
+    lines.append(f"to undo: aidd --rollback {done.saved}")
+    print_out("\n".join(lines) + "\n")
+    return int(ExitCode.SUCCESS)

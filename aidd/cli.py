@@ -26,7 +26,10 @@ _ACTIONS = (
     ("status", "print the status report (filters apply), then exit"),
     ("json", "with --status: print JSON instead of text"),
     ("stop", "ask a running aidd to stop after its current agent run"),
+    ("checkpoints", "list this project's checkpoints (with --json: as JSON), then exit"),
 )
+_ROLLBACK_HELP = ("restore the project to checkpoint NNN, NNN-prekill, NNN-end or "
+                  "before-rollback (the present state is checkpointed first), then exit")
 
 
 class _GroupedCommand(click.Command):
@@ -85,6 +88,8 @@ def _build_command() -> click.Command:
     for name, text in reversed(_ACTIONS):
         callback = click.option(f"--{name}", name.replace("-", "_"), is_flag=True,
                                 help=text)(callback)
+    callback = click.option("--rollback", "rollback", metavar="CHECKPOINT", default=None,
+                            help=_ROLLBACK_HELP)(callback)
     callback = click.version_option(__version__, "-v", "--version", prog_name="aidd",
                                     message="%(prog)s %(version)s")(callback)
     return click.command(
@@ -96,7 +101,7 @@ def _build_command() -> click.Command:
 
 
 COMMAND = _build_command()
-_VALUE_FLAGS = {opt.flag for opt in OPTIONS if opt.kind is not Kind.SWITCH}
+_VALUE_FLAGS = {opt.flag for opt in OPTIONS if opt.kind is not Kind.SWITCH} | {"--rollback"}
 _KNOWN_FLAGS = {p for param in COMMAND.params for p in (*param.opts, *param.secondary_opts)}
 
 
@@ -121,7 +126,7 @@ def parse_args(args: Sequence[str], environ: dict[str, str] | None = None) -> Se
     if not isinstance(values, dict):  # --help / --version return the exit status
         return None
     actions = Actions(**{n.replace("-", "_"): bool(values.pop(n.replace("-", "_")))
-                         for n, _ in _ACTIONS})
+                         for n, _ in _ACTIONS}, rollback=values.pop("rollback"))
     flags: dict[str, Any] = {}
     for opt in OPTIONS:
         raw = values.get(opt.attr)

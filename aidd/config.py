@@ -24,6 +24,8 @@ class Actions:
     status: bool = False
     json: bool = False
     stop: bool = False
+    checkpoints: bool = False
+    rollback: str | None = None  # the checkpoint to roll back to
 
 
 @dataclass(frozen=True)

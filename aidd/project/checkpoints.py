@@ -20,9 +20,11 @@ REF_ROOT = "refs/aidd/checkpoints"
 PRIVATE_REPO = ".automaker/checkpoints.git"
 INDEX = ".automaker/checkpoints.index"
 # aidd's runtime files: never part of a checkpoint, never touched by a rollback.
+ROLLBACK_INDEX = ".automaker/checkpoints.rollback.index"
 RUNTIME = (".automaker/iterations", ".automaker/events.jsonl", ".automaker/aidd.lock",
            ".automaker/aidd-state.json", ".automaker/status.md", ".automaker/.stop",
-           ".automaker/audits", PRIVATE_REPO, INDEX, f"{INDEX}.lock")
+           ".automaker/audits", PRIVATE_REPO, INDEX, f"{INDEX}.lock", ROLLBACK_INDEX,
+           f"{ROLLBACK_INDEX}.lock")
 _RUNTIME_GLOBS = {".automaker/aidd-crash-*": ".automaker", "**/.aidd-tmp-*": ""}
 # The metadata a rollback restores: recorded even when the user's .gitignore hides .automaker/.
 METADATA = (".automaker/features", ".automaker/todo.md", ".automaker/CHANGELOG.md")
@@ -50,6 +52,16 @@ class Checkpoint:
 
 
 @dataclass(frozen=True)
+class Listed:
+    run: str
+    label: str
+    ref: str
+    commit: str
+    created: str  # ISO 8601
+    files: int | None  # paths changed since the previous checkpoint, when recorded
+
+
+@dataclass(frozen=True)
 class _Repo:
     git_dir: Path
     work_tree: Path
@@ -67,12 +79,24 @@ class CheckpointStore:
         self._repo: _Repo | None = None
         self._last: str | None = None  # the run's previous checkpoint commit
 
+    @property
+    def repo(self) -> _Repo:
+        if self._repo is None:
+            self._repo = self._open()
+        return self._repo
+
+    def git_env(self, index: Path) -> dict[str, str]:
+        """The environment that points git at the checkpoints' repository, with `index`."""
+        repo = self.repo
+        return {**self._env, **_IDENTITY, "GIT_DIR": str(repo.git_dir),
+                "GIT_WORK_TREE": str(repo.work_tree), "GIT_INDEX_FILE": str(index)}
+
+    def git(self, env: dict[str, str], *args: str) -> str:
+        return self._git(env, *args)
+
     def record(self, label: str) -> Checkpoint:
-        repo = self._repo or self._open()
-        self._repo = repo
-        index = self.root / INDEX
-        env = {**self._env, **_IDENTITY, "GIT_DIR": str(repo.git_dir),
-               "GIT_WORK_TREE": str(repo.work_tree), "GIT_INDEX_FILE": str(index)}
+        repo, index = self.repo, self.root / INDEX
+        env = self.git_env(index)
         self._seed_index(repo, index)
         self._git(env, "add", "-A", "--", ".", *self._excludes(env))
         metadata = [m for m in METADATA if (self.root / m).exists()]
@@ -82,14 +106,42 @@ class CheckpointStore:
         parent = self._last or self._head(env)
         files = self._changed(env, parent, tree)
         commit = self._git(env, "commit-tree", tree, *(["-p", parent] if parent else []),
-                           "-m", f"aidd checkpoint {self.run_id} {label}")
+                           "-m", f"aidd checkpoint {self.run_id} {label}", "-m", f"files: {files}")
         ref = f"{REF_ROOT}/{self.run_id}/{label}"
         self._git(env, "update-ref", ref, commit)
         self._last = commit
         return Checkpoint(label, ref, commit, files)
 
+    def listing(self) -> list[Listed]:
+        """Every checkpoint of the project, oldest first; none where no repository holds any
+        (listing never creates one)."""
+        if not self._exists():
+            return []
+        env = self.git_env(self.root / INDEX)
+        out = self._git(env, "for-each-ref", "--sort=creatordate", "--format=%(refname)%00"
+                        "%(objectname)%00%(creatordate:iso-strict)%00%(contents:body)%00",
+                        REF_ROOT)
+        fields = out.split("\0")  # four a checkpoint; a newline starts the next one's ref
+        rows = []
+        for i in range(0, len(fields) - 3, 4):
+            ref, commit, when, body = (f.strip() for f in fields[i:i + 4])
+            run, _, label = ref.removeprefix(REF_ROOT + "/").partition("/")
+            files = body.removeprefix("files: ")
+            rows.append(Listed(run, label, ref, commit, when, int(files) if files.isdigit()
+                               else None))
+        # Commit times have whole seconds: within one, an attempt's checkpoints keep their order.
+        return sorted(rows, key=lambda row: (row.created, row.run, _rank(row.label)))
+
+    def _exists(self) -> bool:
+        try:
+            self._repo = self._repo or self._open(create=False)
+        except CheckpointError:
+            return False
+        return True
+
     # -- the repository ------------------------------------------------------------------
-    def _open(self) -> _Repo:
+    def _open(self, create: bool = True) -> _Repo:
+        """The project's own repository, else the private one (made when `create`)."""
         if shutil.which("git", path=self._env.get("PATH")) is None:
             raise CheckpointError("git not found on PATH")
         found = self._run(["git", *_SAFE, "rev-parse", "--absolute-git-dir", "--show-toplevel"],
@@ -99,6 +151,8 @@ class CheckpointStore:
             return _Repo(Path(lines[0]), Path(lines[1]), private=False)
         private = self.root / PRIVATE_REPO
         if not private.is_dir():
+            if not create:
+                raise CheckpointError("this project has no checkpoints")
             self._run(["git", "init", "-q", "--bare", str(private)], self._env)
         return _Repo(private, self.root, private=True)
 
@@ -160,3 +214,9 @@ class CheckpointStore:
 def _verb(argv: list[str]) -> str:
     return next((a for a in argv[1:] if not a.startswith("-") and "=" not in a), "")
 
+
+def _rank(label: str) -> tuple[str, int]:
+    """NNN, then NNN-prekill, then NNN-end; other labels after them."""
+    number, _, kind = label.partition("-")
+    order = {"": 0, "prekill": 1, "end": 2}
+    return (number, order.get(kind, 3)) if number.isdigit() else ("~" + label, 3)

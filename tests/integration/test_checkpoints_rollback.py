@@ -1,0 +1,114 @@
+"""Checkpoints and rollback through the real `aidd`: an agent wrecks the tree and is killed for
+silence; `--rollback 001` brings back every byte (untracked files too) and removes what it
+added, in a git project and in a plain directory, leaving the user's HEAD, index, stash and
+ignored files alone; `--checkpoints` lists them with the attempts' results (issue 15)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FakeAgent
+from tests.featurefiles import feature
+from tests.integration.runs import RunAidd, events
+from tests.integration.test_events_schema import check, schema
+
+KILLED = ("--max-iterations", "1", "--idle-nudge-timeout", "0", "--idle-timeout", "1",
+          "--timeout", "30")
+WRECK = [{"say": "rewriting everything"},
+         {"write_file": "src/app.py", "text": "wrecked\n"},
+         {"write_file": "notes.txt", "text": "overwritten\n"},
+         {"write_file": "junk/deep/new.txt", "text": "added\n"},
+         {"write_file": ".automaker/features/feature-1-a/feature.json", "text": "{}\n"},
+         {"write_file": "build/cache", "text": "ignored v2\n"},
+         {"sleep": 30}]
+
+
+def git(root: Path, *args: str) -> str:
+    env = {"GIT_AUTHOR_NAME": "u", "GIT_AUTHOR_EMAIL": "u@x", "GIT_COMMITTER_NAME": "u",
+           "GIT_COMMITTER_EMAIL": "u@x", "PATH": "/usr/bin:/bin"}
+    return subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True,
+                          check=True).stdout
+
+
+def project(tmp_path: Path, with_git: bool) -> Path:
+    root = tmp_path / "shop"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("v1\n")
+    (root / "notes.txt").write_text("untracked\n")
+    (root / ".gitignore").write_text("build/\n")
+    (root / "build").mkdir()
+    (root / "build" / "cache").write_text("ignored v1\n")
+    feature(root, description="d")  # failing: the run does not end by completion
+    if with_git:
+        git(root, "init", "-q", "-b", "main")
+        git(root, "add", "src", ".gitignore")
+        git(root, "commit", "-qm", "first")
+        (root / "staged.txt").write_text("staged\n")
+        git(root, "add", "staged.txt")
+        (root / "stashed.txt").write_text("stash\n")
+        git(root, "stash", "push", "-q", "--include-untracked", "--", "stashed.txt")
+    return root
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    skip = (".git/", ".automaker/iterations/", ".automaker/checkpoints", ".automaker/events",
+            ".automaker/status.md", ".automaker/aidd-state.json", ".automaker/aidd.lock")
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and not p.relative_to(root).as_posix().startswith(skip)}
+
+
+@pytest.mark.parametrize("with_git", [True, False], ids=["git", "plain"])
+def test_a_wrecked_and_killed_attempt_is_rolled_back_byte_for_byte(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path,
+        with_git: bool) -> None:
+    root = project(tmp_path, with_git)
+    user = ((git(root, "rev-parse", "HEAD"), git(root, "diff", "--cached"),
+             git(root, "stash", "list")) if with_git else ())
+    fake_agent.script(WRECK)
+    res = run_aidd("--project-dir", str(root), *KILLED, env=env)
+    assert res.code == 0, res.err
+    labels = [e["label"] for e in events(root, "checkpoint")]
+    assert labels == ["001", "001-prekill", "001-end"]
+    prekill = [e for e in events(root, "checkpoint") if e["label"] == "001-prekill"]
+    assert prekill[0]["files"] >= 4  # what the agent did before it went silent
+
+    done = run_aidd("--project-dir", str(root), "--rollback", "001", env=env)
+    assert done.code == 0, done.err
+    assert "restored src/app.py" in done.out
+    assert "removed  junk/deep/new.txt" in done.out
+    assert "to undo: aidd --rollback refs/aidd/checkpoints/" in done.out
+    after = snapshot(root)
+    assert after["src/app.py"] == b"v1\n"
+    assert after["notes.txt"] == b"untracked\n"
+    assert json.loads(after[".automaker/features/feature-1-a/feature.json"])["description"] == "d"
+    assert after["build/cache"] == b"ignored v2\n"  # ignored: never in a checkpoint
+    assert not (root / "junk").exists()
+    if with_git:
+        assert (git(root, "rev-parse", "HEAD"), git(root, "diff", "--cached"),
+                git(root, "stash", "list")) == user
+    (rolled,) = events(root, "rollback")
+    assert check(rolled, {**schema()["common"], **schema()["events"]["rollback"]}, "x") == []
+    assert rolled["removed"] == ["junk/deep/new.txt"]
+
+    listed = run_aidd("--project-dir", str(root), "--checkpoints", "--json", env=env)
+    rows = json.loads(listed.out)["checkpoints"]
+    assert [r["label"] for r in rows] == ["001", "001-prekill", "001-end", "before-rollback"]
+    assert (rows[2]["result"], rows[2]["outcome"]) == (71, "failure")  # the idle kill
+    table = run_aidd("--project-dir", str(root), "--checkpoints", env=env)
+    assert table.out.splitlines()[0].split()[:3] == ["checkpoint", "time", "run"]
+    assert "001-prekill" in table.out
+
+
+def test_rollback_to_an_unknown_checkpoint_is_one_line_and_changes_nothing(
+        run_aidd: RunAidd, tmp_path: Path) -> None:
+    root = project(tmp_path, with_git=False)
+    before = snapshot(root)
+    res = run_aidd("--project-dir", str(root), "--rollback", "007")
+    assert res.code != 0
+    assert res.err.count("\n") == 1
+    assert "no checkpoint" in res.err
+    assert snapshot(root) == before
