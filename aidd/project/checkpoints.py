@@ -77,7 +77,9 @@ class CheckpointStore:
         # Nothing in aidd's environment may point git at another repository or index.
         self._env = {k: v for k, v in environ.items() if k not in _GIT_LOCATIONS}
         self._repo: _Repo | None = None
+        self._ignored: set[str] = set()  # of RUNTIME and METADATA, as git last said
         self._last: str | None = None  # the run's previous checkpoint commit
+        self._last_tree: str | None = None  # and its tree
 
     @property
     def repo(self) -> _Repo:
@@ -99,17 +101,23 @@ class CheckpointStore:
         env = self.git_env(index)
         self._seed_index(repo, index)
         self._git(env, "add", "-A", "--", ".", *self._excludes(env))
-        metadata = [m for m in METADATA if (self.root / m).exists()]
+        # The metadata needs its own forced add only where the user's .gitignore hides it.
+        metadata = [m for m in METADATA if (self.root / m).exists() and self._hidden(m)]
         if metadata:
             self._git(env, "add", "-A", "-f", "--", *metadata)
         tree = self._git(env, "write-tree")
+        ref = f"{REF_ROOT}/{self.run_id}/{label}"
+        if self._last is not None and tree == self._last_tree:
+            # Nothing changed since the last checkpoint (the usual case between one attempt's
+            # end and the next one's start): name the same commit, two git runs fewer.
+            self._git(env, "update-ref", ref, self._last)
+            return Checkpoint(label, ref, self._last, 0)
         parent = self._last or self._head(env)
         files = self._changed(env, parent, tree)
         commit = self._git(env, "commit-tree", tree, *(["-p", parent] if parent else []),
                            "-m", f"aidd checkpoint {self.run_id} {label}", "-m", f"files: {files}")
-        ref = f"{REF_ROOT}/{self.run_id}/{label}"
         self._git(env, "update-ref", ref, commit)
-        self._last = commit
+        self._last, self._last_tree = commit, tree
         return Checkpoint(label, ref, commit, files)
 
     def listing(self) -> list[Listed]:
@@ -160,12 +168,17 @@ class CheckpointStore:
         """Pathspecs keeping aidd's runtime files out. git refuses a pathspec naming an
         ignored path (even to exclude it), and ignored paths stay out anyway: only the others
         are named."""
-        named = [*RUNTIME, *{d for d in _RUNTIME_GLOBS.values() if d}]
+        named = [*RUNTIME, *METADATA, *{d for d in _RUNTIME_GLOBS.values() if d}]
         ignored = set((self._run(["git", *_SAFE, "check-ignore", "--", *named], env,
                                  check=False) or "").splitlines())
+        self._ignored = ignored
         return [*(f":(exclude){path}" for path in RUNTIME if path not in ignored),
                 *(f":(exclude,glob){glob}" for glob, parent in _RUNTIME_GLOBS.items()
                   if parent not in ignored)]
+
+    def _hidden(self, path: str) -> bool:
+        """Ignored by the user's .gitignore, as the last `_excludes` found."""
+        return path in self._ignored
 
     def _seed_index(self, repo: _Repo, index: Path) -> None:
         """Start from the user's index (its stat cache makes `add` fast); the user's file is
