@@ -64,6 +64,7 @@ class Settings:
     rate_limit_buffer: int
     rate_limit_fallback: int
     no_checkpoints: bool
+    checkpoint_keep_runs: int
     no_clean: bool
     extract_structured: bool
     actions: Actions = field(default_factory=Actions)

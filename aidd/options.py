@@ -106,6 +106,8 @@ OPTIONS: tuple[Option, ...] = (
            minimum=1),
     Option("no-checkpoints", Kind.SWITCH, False, _L, "record no git checkpoint of the work tree "
            "before, during and after each attempt"),
+    Option("checkpoint-keep-runs", Kind.INT, 20, _L, "keep the checkpoints of this many runs "
+           "(the newest); older runs' are pruned at start", minimum=1),
     Option("no-clean", Kind.SWITCH, False, _G, "leave this run's logs raw"),
     Option("extract-structured", Kind.SWITCH, False, _G, "write iterations/NNN.json per attempt"),
 )

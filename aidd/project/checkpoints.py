@@ -120,6 +120,22 @@ class CheckpointStore:
         self._last, self._last_tree = commit, tree
         return Checkpoint(label, ref, commit, files)
 
+    def prune(self, keep_runs: int) -> list[str]:
+        """Delete the refs of every run but the newest `keep_runs` (run ids begin with their
+        UTC start, so they sort in time); returns the runs pruned. The commits go with git's
+        own garbage collection."""
+        if not self._exists():
+            return []
+        env = self.git_env(self.root / INDEX)
+        refs = self._git(env, "for-each-ref", "--format=%(refname)", REF_ROOT).splitlines()
+        runs = sorted({ref.removeprefix(REF_ROOT + "/").partition("/")[0] for ref in refs})
+        old = set(runs[:max(0, len(runs) - keep_runs)])
+        doomed = [ref for ref in refs if ref.removeprefix(REF_ROOT + "/").partition("/")[0] in old]
+        if doomed:
+            self._run(["git", *_SAFE, "update-ref", "--stdin"], env,
+                      stdin="".join(f"delete {ref}\n" for ref in doomed))
+        return sorted(old)
+
     def listing(self) -> list[Listed]:
         """Every checkpoint of the project, oldest first; none where no repository holds any
         (listing never creates one)."""
@@ -209,10 +225,13 @@ class CheckpointStore:
         assert out is not None
         return out
 
-    def _run(self, argv: list[str], env: dict[str, str], check: bool = True) -> str | None:
+    def _run(self, argv: list[str], env: dict[str, str], check: bool = True,
+             stdin: str | None = None) -> str | None:
         try:
             done = subprocess.run(argv, cwd=self.root, env=env, capture_output=True,
-                                  stdin=subprocess.DEVNULL, timeout=_TIMEOUT_S, check=False)
+                                  input=None if stdin is None else stdin.encode(),
+                                  stdin=subprocess.DEVNULL if stdin is None else None,
+                                  timeout=_TIMEOUT_S, check=False)
         except (OSError, subprocess.SubprocessError) as exc:
             raise CheckpointError(f"{argv[0]} {argv[-1]}: {exc}") from None
         if done.returncode != 0:

@@ -15,6 +15,7 @@ class Checkpointer:
         self._journal = journal
         self._clock = clock
         self._store: CheckpointStore | None = None
+        self._keep_runs = plan.settings.checkpoint_keep_runs
         if not plan.settings.no_checkpoints:
             self._store = CheckpointStore(plan.paths.root, journal.events.run_id,
                                           plan.settings.environ)
@@ -25,6 +26,9 @@ class Checkpointer:
         label = f"{number:03d}{suffix}"
         start = self._clock.monotonic()
         try:
+            if self._keep_runs:  # once, at the run's first checkpoint; this run is one of them
+                self._store.prune(self._keep_runs - 1)
+                self._keep_runs = 0
             point = self._store.record(label)
         except (CheckpointError, OSError) as exc:
             self._store = None

@@ -13,8 +13,9 @@ import pytest
 
 from tests.conftest import FakeAgent
 from tests.featurefiles import feature
-from tests.integration.runs import RunAidd, events
+from tests.integration.runs import WIDE_LIMITS, RunAidd, events, started
 from tests.integration.test_events_schema import check, schema
+from tests.waiting import wait_for
 
 KILLED = ("--max-iterations", "1", "--idle-nudge-timeout", "0", "--idle-timeout", "1",
           "--timeout", "30")
@@ -112,3 +113,21 @@ def test_rollback_to_an_unknown_checkpoint_is_one_line_and_changes_nothing(
     assert res.err.count("\n") == 1
     assert "no checkpoint" in res.err
     assert snapshot(root) == before
+
+
+def test_rollback_is_refused_while_an_aidd_runs_on_the_project(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path) -> None:
+    root = project(tmp_path, with_git=False)
+    fake_agent.script([{"write_file": "src/app.py", "text": "half done\n"}, {"line": "working"},
+                       {"sleep": 3}, {"exit": 0}])
+    with started(env, tmp_path, "--project-dir", str(root), "--max-iterations", "1",
+                 *WIDE_LIMITS) as first:
+        log = root / ".automaker" / "events.jsonl"
+        wait_for(lambda: log.exists() and events(root, "checkpoint"), 20, "the first checkpoint")
+        wait_for(fake_agent.records, 20, "the agent to start")
+        refused = run_aidd("--project-dir", str(root), "--rollback", "001", env=env)
+        assert refused.code == 1
+        assert f"an aidd (pid {first.pid}) is running" in refused.err
+        assert len(refused.err.strip().splitlines()) == 1
+        assert first.wait(timeout=30) == 0
+    assert (root / "src" / "app.py").read_text() == "half done\n"  # the agent's work stands

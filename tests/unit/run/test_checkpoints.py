@@ -79,3 +79,15 @@ def test_without_git_the_run_warns_once_and_goes_on(loop: Loop) -> None:
     warnings = [e["message"] for e in run.named("warning") if "checkpoint" in e["message"]]
     assert warnings == ["checkpoint 001 failed (git not found on PATH); no more checkpoints in "
                         "this run"]
+
+
+def test_only_the_newest_runs_keep_their_checkpoints(loop: Loop) -> None:
+    runs = [loop.run(success(_write("a.py", f"{n}\n")), max_iterations=1, checkpoint_keep_runs=2)
+            for n in range(3)]
+    private = loop.paths.automaker / "checkpoints.git"
+    refs = git(private, "--git-dir", str(private), "for-each-ref", "--format=%(refname)",
+               RUN_REFS).split()
+    kept = sorted({ref.split("/")[3] for ref in refs})
+    started = [e["run"] for e in runs[-1].named("run_start")]  # one events.jsonl, three runs
+    assert len(set(started)) == 3
+    assert kept == sorted(started[1:])
