@@ -14,6 +14,8 @@
   unseen), by what it executed. Per iteration = the slope between N = 1 and N = 10, so
   start-up calls (`opencode --version`) are not charged to iterations. Target <= 3.
 - `aidd --version` wall against `python -c pass`. Target <= 100 ms.
+Checkpoints are off here (`--no-checkpoints`): their git runs have a budget and a group of their
+own (checkpoint_bench.py), so these rows keep measuring the loop itself.
 """
 
 from __future__ import annotations
@@ -97,7 +99,8 @@ def fresh_project(env: dict[str, str]) -> Path:
 
 
 def aidd_argv(project: Path) -> list[str]:
-    return [sys.executable, "-m", "aidd", "--project-dir", str(project), "--cli", "opencode"]
+    return [sys.executable, "-m", "aidd", "--project-dir", str(project), "--cli", "opencode",
+            "--no-checkpoints"]
 
 
 def aidd_run(iterations: int) -> float:

@@ -171,7 +171,7 @@ class CheckpointStore:
         found = self._run(["git", *_SAFE, "rev-parse", "--absolute-git-dir", "--show-toplevel"],
                           self._env, check=False)
         lines = found.splitlines() if found is not None else []
-        if len(lines) == 2:
+        if len(lines) == 2 and not self._ignored_by(Path(lines[1])):
             return _Repo(Path(lines[0]), Path(lines[1]), private=False)
         private = self.root / PRIVATE_REPO
         if not private.is_dir():
@@ -191,6 +191,15 @@ class CheckpointStore:
         return [*(f":(exclude){path}" for path in RUNTIME if path not in ignored),
                 *(f":(exclude,glob){glob}" for glob, parent in _RUNTIME_GLOBS.items()
                   if parent not in ignored)]
+
+    def _ignored_by(self, top: Path) -> bool:
+        """A project inside a repository that ignores it (a scratch folder under an ignored
+        path) gets the private repository: the enclosing one would record none of it."""
+        if top.resolve() == self.root.resolve():
+            return False
+        said = self._run(["git", *_SAFE, "check-ignore", "-q", "--", "."], self._env,
+                         check=False)
+        return said is not None
 
     def _hidden(self, path: str) -> bool:
         """Ignored by the user's .gitignore, as the last `_excludes` found."""

@@ -116,3 +116,14 @@ def test_a_project_in_a_subdirectory_records_only_its_own_changes(repo: Path) ->
 def test_without_git_a_checkpoint_fails_with_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(CheckpointError, match="git not found"):
         CheckpointStore(tmp_path, RUN, {"PATH": str(tmp_path)}).record("001")
+
+
+def test_a_project_its_enclosing_repository_ignores_gets_a_private_one(repo: Path) -> None:
+    (repo / ".gitignore").write_text("build/\n.automaker/\nscratch/\n")
+    root = repo / "scratch" / "proj"
+    root.mkdir(parents=True)
+    (root / "a.txt").write_text("a\n")
+    point = CheckpointStore(root, RUN, os.environ).record("001")
+    private = root / ".automaker" / "checkpoints.git"
+    assert files_at(root, point.ref, private) == {"a.txt": "a\n"}
+    assert git(repo, "for-each-ref", "refs/aidd") == ""
