@@ -9,9 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from aidd.clock import Clock, SystemClock
-from aidd.fsio import open_file, write_all
+from aidd.fsio import open_file, read_file, write_all
 
 SCHEMA_VERSION = 1
+# Hundreds of thousands of events: years of nights. A bigger file is not read (planted, or
+# never cleaned), and readers then see no events.
+EVENTS_LIMIT = 256 << 20
 
 
 def make_run_id(started: datetime, pid: int) -> str:
@@ -65,8 +68,8 @@ def _fresh_line(fd: int) -> bytes:
 
 def read_events(path: Path) -> list[dict[str, Any]]:
     """Every parseable line; a torn last line from a crash is skipped (LOG-40)."""
-    try:
-        raw = path.read_bytes()
+    try:  # a project file: never a FIFO that blocks, a link out, or gigabytes (fsio)
+        raw = read_file(path.parent, path, EVENTS_LIMIT)
     except OSError:
         return []
     out: list[dict[str, Any]] = []

@@ -10,11 +10,14 @@ aidd's runtime files; the feature metadata is recorded even where `.automaker/` 
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from aidd.fsio import make_dirs, open_file, unlink, write_atomic
 
 REF_ROOT = "refs/aidd/checkpoints"
 PRIVATE_REPO = ".automaker/checkpoints.git"
@@ -34,6 +37,9 @@ _IDENTITY = {"GIT_AUTHOR_NAME": "aidd", "GIT_AUTHOR_EMAIL": "aidd@localhost",
 # The repository may be the agent's work too: no hook or fsmonitor of it runs inside aidd.
 _SAFE = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
 _TIMEOUT_S = 120
+# The private repository's whole config, written by aidd every time it opens it.
+_PRIVATE_CONFIG = ("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n"
+                   "\tbare = true\n")
 _GIT_LOCATIONS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
                   "GIT_COMMON_DIR")
 
@@ -77,7 +83,6 @@ class CheckpointStore:
         # Nothing in aidd's environment may point git at another repository or index.
         self._env = {k: v for k, v in environ.items() if k not in _GIT_LOCATIONS}
         self._repo: _Repo | None = None
-        self._ignored: set[str] = set()  # of RUNTIME and METADATA, as git last said
         self._last: str | None = None  # the run's previous checkpoint commit
         self._last_tree: str | None = None  # and its tree
 
@@ -93,30 +98,28 @@ class CheckpointStore:
         return {**self._env, **_IDENTITY, "GIT_DIR": str(repo.git_dir),
                 "GIT_WORK_TREE": str(repo.work_tree), "GIT_INDEX_FILE": str(index)}
 
-    def git(self, env: dict[str, str], *args: str) -> str:
-        return self._git(env, *args)
-
     def record(self, label: str) -> Checkpoint:
         repo, index = self.repo, self.root / INDEX
         env = self.git_env(index)
         self._seed_index(repo, index)
-        self._git(env, "add", "-A", "--", ".", *self._excludes(env))
+        ignored = self._ignored(env)
+        self.git(env, "add", "-A", "--", ".", *_excludes(ignored))
         # The metadata needs its own forced add only where the user's .gitignore hides it.
-        metadata = [m for m in METADATA if (self.root / m).exists() and self._hidden(m)]
+        metadata = [m for m in METADATA if m in ignored and (self.root / m).exists()]
         if metadata:
-            self._git(env, "add", "-A", "-f", "--", *metadata)
-        tree = self._git(env, "write-tree")
+            self.git(env, "add", "-A", "-f", "--", *metadata)
+        tree = self.git(env, "write-tree")
         ref = f"{REF_ROOT}/{self.run_id}/{label}"
         if self._last is not None and tree == self._last_tree:
             # Nothing changed since the last checkpoint (the usual case between one attempt's
             # end and the next one's start): name the same commit, two git runs fewer.
-            self._git(env, "update-ref", ref, self._last)
+            self.git(env, "update-ref", ref, self._last)
             return Checkpoint(label, ref, self._last, 0)
         parent = self._last or self._head(env)
         files = self._changed(env, parent, tree)
-        commit = self._git(env, "commit-tree", tree, *(["-p", parent] if parent else []),
+        commit = self.git(env, "commit-tree", tree, *(["-p", parent] if parent else []),
                            "-m", f"aidd checkpoint {self.run_id} {label}", "-m", f"files: {files}")
-        self._git(env, "update-ref", ref, commit)
+        self.git(env, "update-ref", ref, commit)
         self._last, self._last_tree = commit, tree
         return Checkpoint(label, ref, commit, files)
 
@@ -127,7 +130,7 @@ class CheckpointStore:
         if not self._exists():
             return []
         env = self.git_env(self.root / INDEX)
-        refs = self._git(env, "for-each-ref", "--format=%(refname)", REF_ROOT).splitlines()
+        refs = self.git(env, "for-each-ref", "--format=%(refname)", REF_ROOT).splitlines()
         runs = sorted({ref.removeprefix(REF_ROOT + "/").partition("/")[0] for ref in refs})
         old = set(runs[:max(0, len(runs) - keep_runs)])
         doomed = [ref for ref in refs if ref.removeprefix(REF_ROOT + "/").partition("/")[0] in old]
@@ -142,7 +145,7 @@ class CheckpointStore:
         if not self._exists():
             return []
         env = self.git_env(self.root / INDEX)
-        out = self._git(env, "for-each-ref", "--sort=creatordate", "--format=%(refname)%00"
+        out = self.git(env, "for-each-ref", "--sort=creatordate", "--format=%(refname)%00"
                         "%(objectname)%00%(creatordate:iso-strict)%00%(contents:body)%00",
                         REF_ROOT)
         fields = out.split("\0")  # four a checkpoint; a newline starts the next one's ref
@@ -174,23 +177,29 @@ class CheckpointStore:
         if len(lines) == 2 and not self._ignored_by(Path(lines[1])):
             return _Repo(Path(lines[0]), Path(lines[1]), private=False)
         private = self.root / PRIVATE_REPO
-        if not private.is_dir():
-            if not create:
-                raise CheckpointError("this project has no checkpoints")
-            self._run(["git", "init", "-q", "--bare", str(private)], self._env)
+        if not private.is_dir() and not create:
+            raise CheckpointError("this project has no checkpoints")
+        if create:
+            self._make_private(private)
         return _Repo(private, self.root, private=True)
 
-    def _excludes(self, env: dict[str, str]) -> list[str]:
-        """Pathspecs keeping aidd's runtime files out. git refuses a pathspec naming an
-        ignored path (even to exclude it), and ignored paths stay out anyway: only the others
-        are named."""
+    def _make_private(self, private: Path) -> None:
+        """The private repository, made where no planted link leads elsewhere (fsio), and with
+        aidd's own config: a copied project may carry one whose filters or includes would run
+        or read what it names."""
+        try:
+            make_dirs(self.root, private)
+            if not (private / "HEAD").is_file():
+                self._run(["git", "init", "-q", "--bare", str(private)], self._env)
+            write_atomic(private / "config", _PRIVATE_CONFIG, root=self.root)
+        except OSError as exc:  # UnsafePathError included
+            raise CheckpointError(f"{PRIVATE_REPO}: {exc}") from None
+
+    def _ignored(self, env: dict[str, str]) -> set[str]:
+        """Which of aidd's runtime paths and the metadata the user's .gitignore hides."""
         named = [*RUNTIME, *METADATA, *{d for d in _RUNTIME_GLOBS.values() if d}]
-        ignored = set((self._run(["git", *_SAFE, "check-ignore", "--", *named], env,
-                                 check=False) or "").splitlines())
-        self._ignored = ignored
-        return [*(f":(exclude){path}" for path in RUNTIME if path not in ignored),
-                *(f":(exclude,glob){glob}" for glob, parent in _RUNTIME_GLOBS.items()
-                  if parent not in ignored)]
+        return set((self._run(["git", *_SAFE, "check-ignore", "--", *named], env,
+                              check=False) or "").splitlines())
 
     def _ignored_by(self, top: Path) -> bool:
         """A project inside a repository that ignores it (a scratch folder under an ignored
@@ -201,19 +210,26 @@ class CheckpointStore:
                          check=False)
         return said is not None
 
-    def _hidden(self, path: str) -> bool:
-        """Ignored by the user's .gitignore, as the last `_excludes` found."""
-        return path in self._ignored
-
     def _seed_index(self, repo: _Repo, index: Path) -> None:
-        """Start from the user's index (its stat cache makes `add` fast); the user's file is
-        copied, never written."""
-        index.parent.mkdir(exist_ok=True)
-        own = repo.git_dir / "index"
-        if not repo.private and own.is_file():
-            shutil.copyfile(own, index)
-        elif not repo.private:
-            index.unlink(missing_ok=True)
+        """Start from a copy of the user's index (its stat cache makes `add` fast; the user's
+        file is never written). The private repository's own index is kept between
+        checkpoints, unless something other than a plain file was planted in its place (a
+        FIFO there would stall git, a link lead it out)."""
+        try:
+            make_dirs(self.root, index.parent)
+            if repo.private:
+                if index.is_symlink() or (index.exists() and not index.is_file()):
+                    unlink(self.root, index)
+                return
+            unlink(self.root, index)
+            own = repo.git_dir / "index"
+            if own.is_file():
+                with own.open("rb") as src, os.fdopen(open_file(
+                        self.root, index, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600),
+                        "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+        except OSError as exc:  # UnsafePathError included
+            raise CheckpointError(f"{INDEX}: {exc}") from None
 
     def _head(self, env: dict[str, str]) -> str | None:
         out = self._run(["git", *_SAFE, "rev-parse", "-q", "--verify", "HEAD^{commit}"], env,
@@ -222,14 +238,14 @@ class CheckpointStore:
 
     def _changed(self, env: dict[str, str], parent: str | None, tree: str) -> int:
         if parent is None:
-            listed = self._git(env, "ls-tree", "-r", "--name-only", tree)
+            listed = self.git(env, "ls-tree", "-r", "--name-only", tree)
         else:
-            listed = self._git(env, "diff-tree", "-r", "--name-only", "--no-renames", parent,
+            listed = self.git(env, "diff-tree", "-r", "--name-only", "--no-renames", parent,
                                tree)
         return len([line for line in listed.splitlines() if line])
 
     # -- running git ---------------------------------------------------------------------
-    def _git(self, env: dict[str, str], *args: str) -> str:
+    def git(self, env: dict[str, str], *args: str) -> str:
         out = self._run(["git", *_SAFE, *args], env)
         assert out is not None
         return out
@@ -261,3 +277,11 @@ def _rank(label: str) -> tuple[str, int]:
     number, _, kind = label.partition("-")
     order = {"": 0, "prekill": 1, "end": 2}
     return (number, order.get(kind, 3)) if number.isdigit() else ("~" + label, 3)
+
+
+def _excludes(ignored: set[str]) -> list[str]:
+    """Pathspecs keeping aidd's runtime files out. git refuses a pathspec naming an ignored
+    path (even to exclude it), and ignored paths stay out anyway: only the others are named."""
+    return [*(f":(exclude){path}" for path in RUNTIME if path not in ignored),
+            *(f":(exclude,glob){glob}" for glob, parent in _RUNTIME_GLOBS.items()
+              if parent not in ignored)]

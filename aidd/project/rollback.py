@@ -38,6 +38,7 @@ def roll_back(store: CheckpointStore, name: str) -> Rollback:
     target = find_checkpoint(store, name)
     saved = store.record(BEFORE)
     index = store.root / ROLLBACK_INDEX
+    unlink(store.root, index)  # read-tree must not read a stale, planted or FIFO index
     env = store.git_env(index)
     top = store.repo.work_tree
     prefix = store.root.resolve().relative_to(top.resolve()).as_posix()
@@ -53,7 +54,7 @@ def roll_back(store: CheckpointStore, name: str) -> Rollback:
     if write:
         store.git(env, "read-tree", target)
         store.git(env, "checkout-index", "-f", "--", *write)  # git never writes through a link
-    index.unlink(missing_ok=True)
+    unlink(store.root, index)
     return Rollback(target, saved.ref, tuple(write), tuple(gone))
 
 

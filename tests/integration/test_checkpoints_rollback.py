@@ -6,15 +6,16 @@ ignored files alone; `--checkpoints` lists them with the attempts' results (issu
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import FakeAgent
 from tests.featurefiles import feature
+from tests.gitrepo import git
 from tests.integration.runs import WIDE_LIMITS, RunAidd, events, started
 from tests.integration.test_events_schema import check, schema
+from tests.planted import plant
 from tests.waiting import wait_for
 
 KILLED = ("--max-iterations", "1", "--idle-nudge-timeout", "0", "--idle-timeout", "1",
@@ -27,12 +28,6 @@ WRECK = [{"say": "rewriting everything"},
          {"write_file": "build/cache", "text": "ignored v2\n"},
          {"sleep": 30}]
 
-
-def git(root: Path, *args: str) -> str:
-    env = {"GIT_AUTHOR_NAME": "u", "GIT_AUTHOR_EMAIL": "u@x", "GIT_COMMITTER_NAME": "u",
-           "GIT_COMMITTER_EMAIL": "u@x", "PATH": "/usr/bin:/bin"}
-    return subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True,
-                          check=True).stdout
 
 
 def project(tmp_path: Path, with_git: bool) -> Path:
@@ -131,3 +126,12 @@ def test_rollback_is_refused_while_an_aidd_runs_on_the_project(
         assert len(refused.err.strip().splitlines()) == 1
         assert first.wait(timeout=30) == 0
     assert (root / "src" / "app.py").read_text() == "half done\n"  # the agent's work stands
+
+
+@pytest.mark.parametrize("action", ["--checkpoints", "--status"])
+def test_a_fifo_planted_at_events_jsonl_never_blocks_a_one_shot(
+        run_aidd: RunAidd, tmp_path: Path, action: str) -> None:
+    root = project(tmp_path, with_git=False)
+    plant(root / ".automaker" / "events.jsonl", "fifo")
+    res = run_aidd("--project-dir", str(root), action, timeout=20)
+    assert res.code == 0, res.err

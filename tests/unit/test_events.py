@@ -5,8 +5,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import pytest
+
 from aidd.events import EventLog, read_events
 from tests.fakes.clock import FakeClock
+from tests.planted import plant
 
 
 def test_each_event_is_a_line_stamped_by_the_injected_clock_in_utc(tmp_path: Path) -> None:
@@ -34,3 +37,13 @@ def test_a_torn_last_line_is_skipped_and_the_next_event_starts_a_fresh_line(
     assert [e["event"] for e in read_events(path)] == ["old"]
     EventLog(path, "run-2", clock=FakeClock()).emit("run_start")
     assert [e["event"] for e in read_events(path)] == ["old", "run_start"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink"])
+def test_a_planted_events_file_reads_as_no_events_without_blocking(tmp_path: Path,
+                                                                   kind: str) -> None:
+    outside = tmp_path / "outside.jsonl"
+    outside.write_text('{"event": "secret"}\n')
+    automaker = tmp_path / "proj" / ".automaker"
+    path = plant(automaker / "events.jsonl", kind, outside)
+    assert read_events(path) == []  # a FIFO without a writer would block a plain read

@@ -4,21 +4,16 @@ a plain directory, and the user's HEAD, branch, index and stash never touched.""
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from aidd.project.checkpoints import CheckpointError, CheckpointStore
+from tests.gitrepo import git
+from tests.planted import plant
 
 RUN = "20261125T010000Z-42"
 
-
-def git(root: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "u", "GIT_AUTHOR_EMAIL": "u@x",
-           "GIT_COMMITTER_NAME": "u", "GIT_COMMITTER_EMAIL": "u@x"}
-    return subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True,
-                          check=True).stdout
 
 
 def files_at(root: Path, ref: str, git_dir: Path | None = None) -> dict[str, str]:
@@ -127,3 +122,45 @@ def test_a_project_its_enclosing_repository_ignores_gets_a_private_one(repo: Pat
     private = root / ".automaker" / "checkpoints.git"
     assert files_at(root, point.ref, private) == {"a.txt": "a\n"}
     assert git(repo, "for-each-ref", "refs/aidd") == ""
+
+
+@pytest.mark.parametrize("with_git", [True, False], ids=["git", "plain"])
+@pytest.mark.parametrize("kind", ["fifo", "symlink"])
+def test_a_planted_index_is_neither_written_through_nor_waited_on(
+        repo: Path, tmp_path: Path, kind: str, with_git: bool) -> None:
+    root = repo if with_git else tmp_path / "plain"
+    (root / ".automaker").mkdir(parents=True, exist_ok=True)
+    (root / "a.txt").write_text("a\n")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("precious\n")
+    plant(root / ".automaker" / "checkpoints.index", kind, outside)
+    point = CheckpointStore(root, RUN, os.environ).record("001")
+    where = None if with_git else root / ".automaker" / "checkpoints.git"
+    assert files_at(root, point.ref, where)["a.txt"] == "a\n"
+    assert outside.read_text() == "precious\n"
+
+
+def test_a_private_repository_planted_as_a_link_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "plain"
+    (root / ".automaker").mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere.git"
+    git(tmp_path, "init", "-q", "--bare", str(elsewhere))
+    (root / ".automaker" / "checkpoints.git").symlink_to(elsewhere)
+    with pytest.raises(CheckpointError, match=r"checkpoints\.git"):
+        CheckpointStore(root, RUN, os.environ).record("001")
+    assert git(tmp_path, "--git-dir", str(elsewhere), "for-each-ref") == ""
+
+
+def test_a_copied_private_repository_cannot_make_git_run_its_filters(tmp_path: Path) -> None:
+    root = tmp_path / "plain"
+    (root / ".automaker").mkdir(parents=True)
+    private = root / ".automaker" / "checkpoints.git"
+    git(tmp_path, "init", "-q", "--bare", str(private))
+    ran = tmp_path / "filter-ran"
+    with (private / "config").open("a") as config:
+        config.write(f'[filter "evil"]\n\tclean = touch {ran}; cat\n')
+    (root / ".gitattributes").write_text("* filter=evil\n")
+    (root / "a.txt").write_text("a\n")
+    point = CheckpointStore(root, RUN, os.environ).record("001")
+    assert files_at(root, point.ref, private)["a.txt"] == "a\n"
+    assert not ran.exists()

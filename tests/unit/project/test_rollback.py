@@ -11,7 +11,8 @@ import pytest
 
 from aidd.project.checkpoints import CheckpointError, CheckpointStore
 from aidd.project.rollback import BEFORE, roll_back
-from tests.unit.project.test_checkpoints import git, user_state
+from tests.gitrepo import git
+from tests.unit.project.test_checkpoints import user_state
 
 RUN = "20261125T010000Z-42"
 

@@ -4,21 +4,15 @@ is one warning and the run goes on (issue 15)."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from aidd.session.runner import AttemptRequest
 from tests.fakes.session import success
+from tests.gitrepo import git
 from tests.unit.run.conftest import Loop
 
 RUN_REFS = "refs/aidd/checkpoints"
 
-
-def git(root: Path, *args: str) -> str:
-    env = {"GIT_AUTHOR_NAME": "u", "GIT_AUTHOR_EMAIL": "u@x", "GIT_COMMITTER_NAME": "u",
-           "GIT_COMMITTER_EMAIL": "u@x", "PATH": "/usr/bin:/bin"}
-    return subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True,
-                          check=True).stdout
 
 
 def _write(name: str, text: str):  # type: ignore[no-untyped-def]
