@@ -127,7 +127,7 @@ class CheckpointStore:
         """Delete the refs of every run but the newest `keep_runs` (run ids begin with their
         UTC start, so they sort in time); returns the runs pruned. The commits go with git's
         own garbage collection."""
-        if not self._exists():
+        if not self.exists():
             return []
         env = self.git_env(self.root / INDEX)
         refs = self.git(env, "for-each-ref", "--format=%(refname)", REF_ROOT).splitlines()
@@ -142,7 +142,7 @@ class CheckpointStore:
     def listing(self) -> list[Listed]:
         """Every checkpoint of the project, oldest first; none where no repository holds any
         (listing never creates one)."""
-        if not self._exists():
+        if not self.exists():
             return []
         env = self.git_env(self.root / INDEX)
         out = self.git(env, "for-each-ref", "--sort=creatordate", "--format=%(refname)%00"
@@ -159,9 +159,10 @@ class CheckpointStore:
         # Commit times have whole seconds: within one, an attempt's checkpoints keep their order.
         return sorted(rows, key=lambda row: (row.created, row.run, _rank(row.label)))
 
-    def _exists(self) -> bool:
-        try:
-            self._repo = self._repo or self._open(create=False)
+    def exists(self) -> bool:
+        """A repository holds this project's checkpoints (asking never makes one)."""
+        try:  # not kept: only `repo` (which makes the private one safe) is used for writing
+            self._open(create=False)
         except CheckpointError:
             return False
         return True

@@ -25,6 +25,8 @@ class Rollback:
 def find_checkpoint(store: CheckpointStore, name: str) -> str:
     """The ref named by `name`: a full ref, or a label (NNN, NNN-prekill, NNN-end,
     before-rollback): the newest checkpoint with that label."""
+    if not store.exists():
+        raise CheckpointError(f"no checkpoint named {name!r} (this project has none)")
     env = store.git_env(store.root / ROLLBACK_INDEX)
     pattern = name if name.startswith("refs/") else f"{REF_ROOT}/*/{name}"
     refs = store.git(env, "for-each-ref", "--sort=-creatordate", "--format=%(refname)",

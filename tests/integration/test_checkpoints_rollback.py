@@ -135,3 +135,12 @@ def test_a_fifo_planted_at_events_jsonl_never_blocks_a_one_shot(
     plant(root / ".automaker" / "events.jsonl", "fifo")
     res = run_aidd("--project-dir", str(root), action, timeout=20)
     assert res.code == 0, res.err
+
+
+def test_a_failed_rollback_makes_no_checkpoint_repository(run_aidd: RunAidd,
+                                                         tmp_path: Path) -> None:
+    root = project(tmp_path, with_git=False)
+    res = run_aidd("--project-dir", str(root), "--rollback", "001")
+    assert res.code != 0
+    assert "has none" in res.err
+    assert not (root / ".automaker" / "checkpoints.git").exists()
