@@ -64,7 +64,7 @@ def _click_option(opt: Option) -> Any:
     if opt.kind is Kind.SWITCH:
         decl = f"{opt.flag}/--no-{opt.name}" if opt.name == "stop-when-done" else opt.flag
         decorator = click.option(decl, opt.attr, is_flag=True, **kwargs)
-    elif opt.kind is Kind.LIST:
+    elif opt.kind in (Kind.LIST, Kind.GATE):
         kwargs["default"] = ()
         decorator = click.option(opt.flag, opt.attr, multiple=True, metavar=opt.kind.value,
                                  **kwargs)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from aidd.errors import UsageError
+from aidd.gate.commands import DEFAULT_TIMEOUT_S, GateCommand
 from aidd.options import BY_NAME, OPTIONS, Kind, Option, OptionValueError, convert
 
 
@@ -65,6 +66,8 @@ class Settings:
     rate_limit_fallback: int
     no_checkpoints: bool
     checkpoint_keep_runs: int
+    gate: tuple[GateCommand, ...]
+    gate_revert_passes: bool
     no_clean: bool
     extract_structured: bool
     actions: Actions = field(default_factory=Actions)
@@ -163,6 +166,22 @@ def _check_project_values(path: Path, values: dict[str, Any], user: dict[str, An
         if name == "keep-children" and value:
             raise UsageError(f"{path}: key 'keep-children: true' leaves the agent's processes "
                              f"running{hint}")
+        if name == "gate":
+            _check_project_gate(path, value, user.get("gate"), hint)
+        if name == "gate-revert-passes" and not value and user.get(name):
+            raise UsageError(f"{path}: key 'gate-revert-passes: false' loosens the gate{hint}")
+
+
+def _check_project_gate(path: Path, gate: tuple[GateCommand, ...],
+                        users: tuple[GateCommand, ...] | None, hint: str) -> None:
+    """The project may declare its checks (like its CI does), but not replace the user's own
+    nor keep aidd waiting longer than the default on each."""
+    if users and gate != users:
+        raise UsageError(f"{path}: key 'gate' replaces the gate of your own config{hint}")
+    for command in gate:
+        if command.timeout_s > DEFAULT_TIMEOUT_S:
+            raise UsageError(f"{path}: key 'gate': '{command.name}' timeout {command.timeout_s}s "
+                             f"is over the {DEFAULT_TIMEOUT_S}s default{hint}")
 
 
 def _inside(value: Path, root: Path) -> bool:

@@ -12,6 +12,7 @@ from typing import Any
 from aidd.agents.registry import ADAPTERS
 from aidd.audits.names import is_audit_name
 from aidd.errors import shown
+from aidd.gate.commands import GateConfigError, parse_gate
 
 
 @unique
@@ -25,6 +26,7 @@ class Kind(Enum):
     NAME = "NAME"
     SWITCH = "switch"
     LIST = "A[,B…]"
+    GATE = "CMD"
 
 
 @dataclass(frozen=True)
@@ -61,12 +63,13 @@ _MODEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@+=\[\]-]{0,199}")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
-_P, _M, _A, _F, _L, _G = (
+_P, _M, _A, _F, _L, _S, _G = (
     "Project and agent",
     "Modes",
     "Audits",
     "Filters",
     "Limits and supervision",
+    "Checkpoints and the validation gate",
     "Logs",
 )
 OPTIONS: tuple[Option, ...] = (
@@ -104,10 +107,15 @@ OPTIONS: tuple[Option, ...] = (
     Option("rate-limit-buffer", Kind.SECONDS, 60, _L, "seconds added to a parsed reset time"),
     Option("rate-limit-fallback", Kind.SECONDS, 300, _L, "sleep when no reset time parses",
            minimum=1),
-    Option("no-checkpoints", Kind.SWITCH, False, _L, "record no git checkpoint of the work tree "
+    Option("no-checkpoints", Kind.SWITCH, False, _S, "record no git checkpoint of the work tree "
            "before, during and after each attempt"),
-    Option("checkpoint-keep-runs", Kind.INT, 20, _L, "keep the checkpoints of this many runs "
+    Option("checkpoint-keep-runs", Kind.INT, 20, _S, "keep the checkpoints of this many runs "
            "(the newest); older runs' are pruned at start", minimum=1),
+    Option("gate", Kind.GATE, (), _S, "a check aidd runs in the project after each successful "
+           "attempt and before completion; only failures new since the run's start block "
+           "(repeatable; config: a list of {name, run, timeout, junit})"),
+    Option("gate-revert-passes", Kind.SWITCH, False, _S, "set a feature back to passes: false "
+           "when the attempt that passed it left the gate red"),
     Option("no-clean", Kind.SWITCH, False, _G, "leave this run's logs raw"),
     Option("extract-structured", Kind.SWITCH, False, _G, "write iterations/NNN.json per attempt"),
 )
@@ -203,6 +211,15 @@ def _list(opt: Option, raw: Any, _base: Path | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+def _gate(opt: Option, raw: Any, _base: Path | None) -> tuple[Any, ...]:
+    if raw in ("", []):  # `AIDD_GATE=` or `gate: []`: no gate
+        return ()
+    try:
+        return parse_gate(raw)
+    except GateConfigError as exc:
+        raise OptionValueError(str(exc)) from None
+
+
 _CONVERTERS = {
     Kind.INT: _int,
     Kind.SECONDS: _int,
@@ -213,4 +230,5 @@ _CONVERTERS = {
     Kind.NAME: _name,
     Kind.SWITCH: _switch,
     Kind.LIST: _list,
+    Kind.GATE: _gate,
 }

@@ -6,6 +6,7 @@ Nothing is cached (CMP-14); the only writes are the two markers, atomically.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum, unique
@@ -93,6 +94,7 @@ class CompletionOutcome(Enum):
     CONFIRMED = "confirmed"  # pending marker replaced by .project_completed
     ALREADY_COMPLETED = "already_completed"  # .project_completed exists and still complete
     PENDING = "pending"  # first time complete: pending marker written, review iteration runs
+    HELD = "held"  # complete by its features, held back by the caller (a red validation gate)
     NOT_COMPLETE = "not_complete"
 
 
@@ -112,21 +114,29 @@ class CompletionVerdict:
         """`state` of the `completion` event (LOG-42); None when there is nothing to report."""
         if self.outcome is CompletionOutcome.NOT_COMPLETE:
             return "reset" if self.reset else None
+        if self.outcome is CompletionOutcome.HELD:
+            return "held"
         return str(self.outcome.value)
 
 
 def completion_step(
-    paths: ProjectPaths, filters: FeatureFilter | None, now: datetime
+    paths: ProjectPaths, filters: FeatureFilter | None, now: datetime,
+    hold: Callable[[], bool] = lambda: False,
 ) -> CompletionVerdict:
     """The two-phase completion check at the top of a main-phase iteration (CMP-10): no
     features/ drops the pending marker; complete confirms or starts pending; a failing feature
-    drops both markers; blocking TODO lines alone keep them."""
+    drops both markers; blocking TODO lines alone keep them. `hold()`, asked only when the
+    features say complete, may refuse it: then both markers go, as for a failing feature."""
     state = evaluate(paths, filters)
     if not state.features_dir:
         removed = markers.remove_marker(paths, Marker.PENDING)
         return CompletionVerdict(
             CompletionOutcome.NOT_COMPLETE, state, _if(removed, Marker.PENDING)
         )
+    if state.complete and hold():
+        reset = _if(markers.remove_marker(paths, Marker.PENDING), Marker.PENDING)
+        reset += _if(markers.remove_marker(paths, Marker.COMPLETED), Marker.COMPLETED)
+        return CompletionVerdict(CompletionOutcome.HELD, state, reset)
     if state.complete:
         return _complete(paths, state, now)
     if not state.failing:

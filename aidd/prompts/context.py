@@ -131,6 +131,14 @@ class AuditInfo:
 
 
 @dataclass(frozen=True)
+class GateInfo:
+    """`gate.*`: after an attempt whose validation gate found new failures, what failed."""
+
+    red: bool = False
+    report: str = ""  # the commands, the newly failing tests, the end of the output
+
+
+@dataclass(frozen=True)
 class TimeInfo:
     iso: str
     unix: int
@@ -158,6 +166,7 @@ class PromptContext:
     audit: AuditInfo = AuditInfo()
     severity: str = ""  # body of SEVERITY_CLASSIFICATION
     nudge_silence: int = 0
+    gate: GateInfo = GateInfo()
 
     def with_nudge(self, silence_s: int) -> PromptContext:
         return replace(self, nudge_silence=silence_s)
@@ -181,6 +190,7 @@ class PromptContext:
             "severity": self.severity,
             "now": _convert("now", self.now),
             "nudge": Namespace("nudge", {"silence": self.nudge_silence}),
+            "gate": _convert("gate", self.gate),
         }
 
 

@@ -1,9 +1,10 @@
-"""The decisions around each attempt: the gate before it (completion, findings, a mode that is
+"""The decisions around each attempt: the precheck before it (completion, findings, a mode that is
 done), and after it the count (failures, quit-on-abort, a fatal CLI error), stuck detection and
 the rate-limit sleep (SUP-3, SUP-50..72, EXIT-2..4)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -34,46 +35,47 @@ FATAL_HINT = "fix the agent CLI's authentication, billing or permissions, then r
 
 
 @dataclass(frozen=True)
-class Gate:
+class Precheck:
     end: PhaseEnd | RunEnd | None = None  # None: run the attempt
     completion_review: bool = False  # this attempt reviews a project that looks complete
 
 
-def gate(plan: RunPlan, journal: Journal, counters: Counters, state: PhaseState,
-         now: datetime) -> Gate:
-    """Before an attempt: the project may be complete (a review first, then exit 73), the
-    remediation may have nothing left to fix, or the mode may have run out of work."""
+def precheck(plan: RunPlan, journal: Journal, counters: Counters, state: PhaseState,
+         now: datetime, hold: Callable[[], bool] = lambda: False) -> Precheck:
+    """Before an attempt: the project may be complete (a review first, then exit 73; `hold`
+    may refuse it: the validation gate), the remediation may have nothing left to fix, or the
+    mode may have run out of work."""
     kind = state.phase.kind
     if kind is PhaseKind.MAIN and plan.mode is not Mode.DIRECTIVE:
-        review = _completion(plan, journal, counters, now)
+        review = _completion(plan, journal, counters, now, hold)
         if review is not None:
             return review
     if kind is PhaseKind.REMEDIATION and unfixed_findings(plan.paths) == 0:
         journal.say("no unfixed findings left")
-        return Gate(PhaseEnd.FINDINGS_FIXED)
+        return Precheck(PhaseEnd.FINDINGS_FIXED)
     if kind is PhaseKind.MAIN and plan.post_audits and counters.completion_confirmed:
-        return Gate(PhaseEnd.COMPLETION_CONFIRMED)
+        return Precheck(PhaseEnd.COMPLETION_CONFIRMED)
     done = _mode_done(plan, state)
     if done is None:
-        return Gate()
+        return Precheck()
     name, reason, report = done
     journal.say(f"{name} mode done ({reason.replace('_', ' ')}); ending the phase")
     journal.events.emit("mode_done", kind=name, reason=reason, report=report)
-    return Gate(PhaseEnd.MODE_DONE)
+    return Precheck(PhaseEnd.MODE_DONE)
 
 
-def _completion(plan: RunPlan, journal: Journal, counters: Counters,
-                now: datetime) -> Gate | None:
+def _completion(plan: RunPlan, journal: Journal, counters: Counters, now: datetime,
+                hold: Callable[[], bool]) -> Precheck | None:
     """Completion in two steps (CMP-10): the first time everything passes, one more attempt
     reviews the project; when it still passes after that, the project is complete."""
-    verdict = completion_step(plan.paths, plan.feature_filter, now)
+    verdict = completion_step(plan.paths, plan.feature_filter, now, hold)
     state = verdict.state
     if verdict.event_state is not None:
         journal.events.emit("completion", state=verdict.event_state, features=state.counted,
                      failing=len(state.failing), blocking_todos=len(state.blocking_todos))
     if verdict.outcome is CompletionOutcome.PENDING:
         journal.say("all features pass and no TODO blocks: completion pending, running a review")
-        return Gate(completion_review=True)
+        return Precheck(completion_review=True)
     if not verdict.confirmed:
         return None
     if verdict.outcome is CompletionOutcome.ALREADY_COMPLETED:
@@ -82,7 +84,7 @@ def _completion(plan: RunPlan, journal: Journal, counters: Counters,
     counters.completion_confirmed = True
     if plan.post_audits:
         return None  # the main phase ends next; the post-completion audits follow (AUD-30)
-    return Gate(COMPLETED)
+    return Precheck(COMPLETED)
 
 
 def _mode_done(plan: RunPlan, state: PhaseState) -> tuple[str, str, str | None] | None:

@@ -44,13 +44,14 @@ class Attempt:
 
 class IterationRunner:
     def __init__(self, plan: RunPlan, journal: Journal, interrupt: Interrupt, clock: Clock,
-                 run_attempt: RunAttempt) -> None:
+                 run_attempt: RunAttempt, gate_report: Callable[[], str] = str) -> None:
         self.checkpoints = Checkpointer(plan, journal, clock)
         self.plan = plan
         self.journal = journal
         self.interrupt = interrupt
         self.clock = clock
         self._run_attempt = run_attempt
+        self._gate_report = gate_report  # a red gate's summary for the prompt, else ""
 
     def run(self, state: PhaseState, number: int, completion_review: bool,
             carried_fingerprint: str | None) -> Attempt:
@@ -71,7 +72,8 @@ class IterationRunner:
             log.message(message.text, message.level)
         self._prepare(state, selection)
         before = self._fingerprint(carried_fingerprint)
-        context = build_context(plan, state.phase, state, number, selection, self.clock.now())
+        context = build_context(plan, state.phase, state, number, selection, self.clock.now(),
+                                self._gate_report())
         prompt = self._render(state, number, selection, model, plan.renderer.render_prompt(context))
         nudge = plan.renderer.render_nudge(context.with_nudge(plan.settings.idle_nudge_timeout))
         self.checkpoints.record(number)

@@ -14,7 +14,7 @@ from aidd.run.preflight import RunPlan
 
 
 def build_context(plan: RunPlan, phase: Phase, state: PhaseState, number: int,
-                  selection: Selection, now: datetime) -> pc.PromptContext:
+                  selection: Selection, now: datetime, gate_report: str = "") -> pc.PromptContext:
     s, paths = plan.settings, plan.paths
     audit = pc.AuditInfo()
     severity = ""
@@ -36,6 +36,7 @@ def build_context(plan: RunPlan, phase: Phase, state: PhaseState, number: int,
         remediation=selection.remediation,
         audit=audit,
         severity=severity,
+        gate=pc.GateInfo(bool(gate_report), gate_report),
     )
 
 

@@ -1,6 +1,6 @@
 """The run loop: phases of iterations, each deciding what comes next (SUP-1..3).
 
-It reads like the flow: check the limit and stop requests, pass the gate (completion, mode),
+It reads like the flow: check the limit and stop requests, the precheck (completion, mode),
 run one attempt, count it, check stop, findings and progress. Endings are values (`RunEnd`,
 `PhaseEnd`); exceptions are only errors.
 """
@@ -15,9 +15,11 @@ from aidd.console import Console
 from aidd.errors import AgentCliError, AiddError, CrashReported, ExitCode, NotFoundError
 from aidd.events import EventLog, make_run_id
 from aidd.fsio import UnsafePathError
+from aidd.gate.runner import run_gate
 from aidd.project.completion import evaluate, unfixed_findings
 from aidd.run import decisions
 from aidd.run.auditphase import record_findings, start_phase
+from aidd.run.gating import Gatekeeper, RunGate
 from aidd.run.iteration import Attempt, IterationRunner, RunAttempt
 from aidd.run.journal import Journal
 from aidd.run.lifecycle import Lifecycle
@@ -25,6 +27,7 @@ from aidd.run.outcomes import COMPLETED, DONE, Counters, EndReason, RunEnd
 from aidd.run.phases import Phase, PhaseEnd, PhaseKind, PhaseState
 from aidd.run.preflight import RunPlan
 from aidd.session.orphans import sweep_run
+from aidd.session.outcome import Outcome
 from aidd.session.runner import run_attempt
 
 REMEDIATION_CAP = 10  # fix-and-re-audit cycles before giving up (AUD-40)
@@ -32,7 +35,7 @@ REMEDIATION_CAP = 10  # fix-and-re-audit cycles before giving up (AUD-40)
 
 class Supervisor:
     def __init__(self, plan: RunPlan, clock: Clock, attempt: RunAttempt = run_attempt,
-                 console: Console | None = None) -> None:
+                 console: Console | None = None, gate: RunGate = run_gate) -> None:
         self.plan = plan
         self.clock = clock
         events = EventLog(plan.paths.events, make_run_id(plan.started, os.getpid()),
@@ -40,7 +43,9 @@ class Supervisor:
         self.journal = Journal(console or Console(), events, clock, plan.paths.root)
         self.life = Lifecycle(plan, self.journal, clock)
         self.counters = Counters()
-        self.iterations = IterationRunner(plan, self.journal, self.life.interrupt, clock, attempt)
+        self.gates = Gatekeeper(plan, self.journal, clock, self._stopping, gate)
+        self.iterations = IterationRunner(plan, self.journal, self.life.interrupt, clock, attempt,
+                                          lambda: self.gates.report)
         self.fingerprint: str | None = None  # the tree at the last stuck check
 
     # -- the run -------------------------------------------------------------------------
@@ -150,11 +155,12 @@ class Supervisor:
         while limit is None or state.index < limit:
             if (stop := self.life.stop_requested()) is not None:
                 return stop
-            gate = decisions.gate(self.plan, self.journal, self.counters, state, self.clock.now())
-            if gate.end is not None:
-                return gate.end
+            check = decisions.precheck(self.plan, self.journal, self.counters, state,
+                                       self.clock.now(), self.gates.holds_completion)
+            if check.end is not None:
+                return check.end
             state.index += 1
-            attempt = self._attempt(state, gate.completion_review)
+            attempt = self._attempt(state, check.completion_review)
             if isinstance(attempt, RunEnd):
                 return attempt
             end = self._after(state, attempt)
@@ -168,6 +174,7 @@ class Supervisor:
         count as an iteration (SUP-50)."""
         while True:
             carried, self.fingerprint = self.fingerprint, None
+            self.gates.before_attempt(self.counters.next_number)
             attempt = self.iterations.run(state, self.counters.take_number(), completion_review,
                                           carried)
             if not attempt.rate_limited:
@@ -184,4 +191,10 @@ class Supervisor:
             return end
         record_findings(self.plan, self.journal, state)
         stuck, self.fingerprint = decisions.stuck(self.plan, self.journal, state, attempt)
+        if self.gates.after_attempt(attempt.number, attempt.outcome.outcome is Outcome.SUCCESS):
+            self.fingerprint = None  # the gate may have written files: not the agent's change
         return PhaseEnd.STUCK if stuck else None
+
+    def _stopping(self) -> bool:
+        """A signal or a `.stop`: a gate command in flight is cut short."""
+        return self.life.interrupt.is_set() or os.path.lexists(self.plan.paths.stop)

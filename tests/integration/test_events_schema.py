@@ -32,6 +32,7 @@ COVERED: dict[str, set[str]] = {
     "completion_audits_remediation": {"completion", "audit_findings", "remediation_cycle",
                                       "remediation_cap", "phase_end"},
     "completion_confirmed": {"completion", "run_end"},
+    "gate": {"gate_baseline", "gate", "gate_passes", "completion"},
     "stuck": {"stuck", "phase_end"},
     "mode_done": {"mode_done", "phase_end"},
     "quit_on_abort": {"failure_threshold", "run_end"},
@@ -247,6 +248,24 @@ def test_completion_confirmed(run_aidd: RunAidd, env: dict[str, str], fake_agent
     records = assert_valid(project, "completion_confirmed")
     states = [r["state"] for r in records if r["event"] == "completion"]
     assert states == ["pending", "confirmed"]
+
+
+def test_gate(run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent,
+              project: Path) -> None:
+    """A check red at the baseline, broken anew by the agent, who passes a feature meanwhile."""
+    complete_project(project)
+    feature = project / ".automaker" / "features" / "feature-1-a" / "feature.json"
+    data = json.loads(feature.read_text()) | {"passes": False, "status": "in_progress"}
+    feature.write_text(json.dumps(data))
+    (project / "ok").write_text("")
+    data["passes"] = True
+    fake_agent.script([{"write_file": str(feature.relative_to(project)),
+                        "text": json.dumps(data)}, {"write_file": "new", "text": ""}, *OK])
+    res = run_aidd("--project-dir", str(project), "--gate", "test ! -e new", "--gate", "false",
+                   "--max-iterations", "2", *LIMITS, env=env)
+    assert res.code == 0, res.out + res.err
+    records = assert_valid(project, "gate")
+    assert [r["state"] for r in records if r["event"] == "completion"] == ["held"]
 
 
 def test_stuck(run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent,

@@ -49,11 +49,17 @@ def test_hello_writes_a_file_and_the_transcript_shows_it(
     target = sandbox.project / "hello.txt"
     mock = start_mock(Scenario([Reply.write_file(str(target), GREETING),
                                 Reply.final("All done.")]))
+    # With checkpoints (on by default) and a validation gate that is red until the file exists.
     run = run_aidd(cli, mock, sandbox, "--prompt", "Create hello.txt with a greeting.",
                    "--max-iterations", "1", "--idle-nudge-timeout", "60",
-                   "--idle-timeout", "120", "--timeout", "120")
+                   "--idle-timeout", "120", "--timeout", "120", "--gate", "test -s hello.txt")
     assert run.code == 0, run.out[-3000:] + run.err
     assert target.read_text() == GREETING
+    (baseline,) = run.events("gate_baseline")
+    assert [c["exit"] for c in baseline["commands"]] == [1]
+    assert [(e["number"], e["ok"]) for e in run.events("gate")] == [(1, True)]
+    labels = [e["label"] for e in run.events("checkpoint")]
+    assert labels == ["001", "001-end"]
     assert results(run) == [0]
     console, logged = transcript_lines(run, 1)
     tool = [line for line in console if line.startswith("» tool: ") and "hello.txt" in line]

@@ -21,6 +21,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("aidd.agents",),
     ("aidd.logs",),
     ("aidd.session",),
+    ("aidd.gate",),
     ("aidd.prompts",),
     ("aidd.audits",),
     ("aidd.reports",),

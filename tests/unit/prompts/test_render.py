@@ -12,13 +12,15 @@ from jinja2 import meta, nodes
 from aidd.audits import definitions as audit
 from aidd.errors import TemplateError
 from aidd.project.paths import ProjectPaths
-from aidd.prompts.context import FilterInfo, InvalidFinding, PromptContext
+from aidd.prompts.context import FilterInfo, GateInfo, InvalidFinding, PromptContext
 from aidd.prompts.render import PromptRenderer
 from aidd.prompts.select import PromptKind
 from aidd.resources import data_dir
 from tests.unit.prompts.conftest import ALL_FILTERS, CLIS, NOW, make_context
 
-VARIANTS = ("plain", "filters", "remediation", "completion_review")
+GATE_REPORT = ("Command `pytest -q` (pytest) exited 1.\nNewly failing tests (1):\n"
+               "- tests/test_cart.py::test_total")
+VARIANTS = ("plain", "filters", "remediation", "completion_review", "gate_red")
 REQUIRED_MODULES = (
     "hard-constraints",
     "assistant-rules-loading",
@@ -61,6 +63,7 @@ ALLOWED = {
     "severity": set(),
     "now": {"iso", "unix", "date"},
     "nudge": {"silence"},
+    "gate": {"red", "report"},
 }
 
 
@@ -76,6 +79,8 @@ def _context(project: ProjectPaths, kind: PromptKind, cli: str, variant: str) ->
         )
     if variant == "filters":
         ctx = replace(ctx, filters=ALL_FILTERS)
+    if variant == "gate_red":
+        ctx = replace(ctx, gate=GateInfo(True, GATE_REPORT))
     return replace(
         ctx,
         remediation=variant == "remediation",
@@ -100,6 +105,20 @@ def test_every_kind_renders_strictly(
     assert "{%" not in text
     assert "\n\n\n" not in text
     assert text.endswith("\n")
+
+
+@pytest.mark.parametrize("kind", [PromptKind.CODING, PromptKind.IN_PROGRESS, PromptKind.TODO])
+def test_a_red_gate_reaches_the_coding_and_review_prompts(project: ProjectPaths,
+                                                         kind: PromptKind) -> None:
+    renderer = PromptRenderer.for_project(project)
+    ctx = make_context(project, kind, "opencode")
+    green = renderer.render_prompt(ctx)
+    red = renderer.render_prompt(replace(ctx, gate=GateInfo(True, GATE_REPORT)))
+    assert "validation gate is red" not in green
+    assert "validation gate is red" in red
+    assert GATE_REPORT in red
+    review = replace(ctx, completion_review=True, gate=GateInfo(True, GATE_REPORT))
+    assert GATE_REPORT in renderer.render_prompt(review)
 
 
 @pytest.mark.parametrize("kind", list(PromptKind))

@@ -13,11 +13,13 @@ import pytest
 
 from aidd.config import Actions, load_settings
 from aidd.console import Console
+from aidd.gate.runner import run_gate
 from aidd.project.paths import ProjectPaths
 from aidd.run.preflight import prepare_run
 from aidd.run.supervisor import Supervisor
 from tests.conftest import FAKES
 from tests.fakes.clock import FakeClock
+from tests.fakes.gate import FakeGate
 from tests.fakes.session import FakeSession, Turn
 
 
@@ -76,9 +78,11 @@ class Loop:
     def paths(self) -> ProjectPaths:
         return ProjectPaths(self.tmp_path / "proj")
 
-    def run(self, *turns: Turn, path: str = "/usr/bin:/bin", **flags: Any) -> LoopRun:
+    def run(self, *turns: Turn, path: str = "/usr/bin:/bin", fake_gate: FakeGate | None = None,
+            **flags: Any) -> LoopRun:
         """Run aidd on the project with these flags (option names as keys, `_` for `-`);
-        `path`: where aidd finds git and the like, after the fake CLIs."""
+        `path`: where aidd finds git and the like, after the fake CLIs; `fake_gate` plays the
+        validation gate's commands (configure them with `gate=[...]`)."""
         session = FakeSession(self.clock, list(turns))
         home = self.tmp_path / "home"
         environ = {"PATH": f"{FAKES / 'bin'}:{path}", "HOME": str(home),
@@ -89,7 +93,8 @@ class Loop:
         settings = load_settings(given, Actions(), environ, cwd=self.tmp_path)
         plan = prepare_run(settings, self.paths, None, self.clock)
         out = io.BytesIO()
-        supervisor = Supervisor(plan, self.clock, attempt=session, console=Console(out))
+        supervisor = Supervisor(plan, self.clock, attempt=session, console=Console(out),
+                                gate=fake_gate or run_gate)
         code: int | None = None
         error: Exception | None = None
         try:
