@@ -21,6 +21,7 @@ class ExitCode(IntEnum):
     PROVIDER_ERROR = 72  # result: provider failure
     PROJECT_COMPLETE = 73  # completion confirmed (two-phase)
     RATE_LIMITED = 74  # result only: usage or rate limit, the run sleeps and retries
+    NO_WORK = 75  # result: the agent exited 0 having done nothing
     TIMEOUT_OR_SIGNAL = 124  # result: wall-clock limit; exit: aidd got a signal
 
 

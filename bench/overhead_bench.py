@@ -4,7 +4,8 @@
 
 - overhead per iteration: an unlimited run (stuck detection on, so the git fingerprints are
   included) on a scratch git project whose fake `opencode` is a shell script made only of
-  builtins: it reads the prompt, changes a file, prints an opencode JSON turn and exits; at
+  builtins: it reads the prompt, changes a file, prints an opencode JSON turn (the write as a
+  tool call, as a real CLI shows it, so no-work detection has nothing to look at) and exits; at
   invocation N it writes `.automaker/.stop`, so the run ends after N attempts (exit 6).
   Overhead = (aidd wall for N iterations - the fake alone, run N times) / N, for N = 1, 10, 100
   (quick: 1, 10). N = 1 is mostly interpreter start-up; the marginal row (the slope between the
@@ -53,8 +54,10 @@ echo "change $n" > work.txt
 [ "$n" -ge "${BENCH_ITERATIONS:-1}" ] && echo stop > .automaker/.stop
 t='"timestamp":1,"sessionID":"ses_bench"'
 p='"sessionID":"ses_bench","messageID":"msg_bench"'
+w='"tool":"write","state":{"status":"completed","input":{"filePath":"work.txt"},"output":"ok"}'
 printf '%s\n' \
   "{\"type\":\"step_start\",$t,\"part\":{$p,\"type\":\"step-start\"}}" \
+  "{\"type\":\"tool_use\",$t,\"part\":{$p,\"type\":\"tool\",$w}}" \
   "{\"type\":\"text\",$t,\"part\":{$p,\"type\":\"text\",\"text\":\"done\"}}" \
   "{\"type\":\"step_finish\",$t,\"part\":{$p,\"type\":\"step-finish\",\"reason\":\"stop\",\"cost\":0,\"tokens\":{\"input\":1,\"output\":1,\"reasoning\":0,\"cache\":{\"read\":0,\"write\":0}}}}"
 exit 0

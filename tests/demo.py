@@ -47,7 +47,9 @@ def _script(work: Path) -> Path:
             {"finish": "stop"},
             {"exit": 0},
         ])
-    invocations.append([{"say": "Reviewed todo.md and the features: nothing left to do"},
+    invocations.append([{"tool": {"name": "read", "input": {"filePath": ".automaker/todo.md"},
+                                  "output": "nothing blocking"}},
+                        {"say": "Reviewed todo.md and the features: nothing left to do"},
                         {"finish": "stop"}, {"exit": 0}])
     path = work / "script.json"
     path.write_text(json.dumps({"invocations": invocations}))

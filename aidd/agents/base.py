@@ -77,6 +77,8 @@ class Signals:
     model: str | None = None
     json_seen: bool = False
     assistant_seen: bool = False  # assistant text or a tool use (ADP-43)
+    tool_calls: int = 0  # tool uses seen: an attempt without one did no work (issue 15)
+    assistant_chars: int = 0  # characters of assistant text, the final answer's repeat excluded
     turns_ended: int = 0  # result events (claude) / final step_finish or error (opencode, kilo)
     # Lines showing the agent at work; not the echo of aidd's own interrupt (claude's
     # control_response, interrupted-turn result and the next init: see docs/real-clis.md).

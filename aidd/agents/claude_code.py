@@ -139,9 +139,11 @@ class StreamJsonParser:
             if not text.strip():
                 return []
             self._signals.assistant_seen = True
+            self._signals.assistant_chars += len(text)
             return text_lines("assistant", text)
         if block.get("type") == "tool_use":
             self._signals.assistant_seen = True
+            self._signals.tool_calls += 1
             ident = str(block.get("id") or "")[:12]
             summary = summarize_input(block.get("input"))
             return [one_line(f"tool: {block.get('name')} ({ident}…) {summary}")]

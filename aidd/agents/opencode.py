@@ -82,12 +82,14 @@ class RunJsonParser:
         if not isinstance(text, str) or not text.strip():
             return []
         self._signals.assistant_seen = True
+        self._signals.assistant_chars += len(text)
         return text_lines("assistant", text)
 
     def _tool_use(self, event: dict[str, Any]) -> list[str]:
         part = as_dict(event.get("part"))
         state = as_dict(part.get("state"))
         self._signals.assistant_seen = True
+        self._signals.tool_calls += 1  # one event per call, when it completes or fails
         status = str(state.get("status") or "")
         summary = summarize_input(state.get("input"))
         lines = [one_line(f"tool: {part.get('tool') or '?'} {summary} [{status}]")]

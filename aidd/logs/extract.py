@@ -67,6 +67,7 @@ _STATUS_BY_CODE = {
     71: "idle_timeout",
     72: "provider_error",
     74: "rate_limited",
+    75: "no_work",
     124: "timeout",
 }
 _STATUS_BY_REASON = {
@@ -76,6 +77,7 @@ _STATUS_BY_REASON = {
     "provider_error": "provider_error",
     "rate_limited": "rate_limited",
     "fatal": "fatal",
+    "no_work": "no_work",
 }
 _MAX_ERRORS = 500
 

@@ -55,6 +55,7 @@ class Checkpoint:
     ref: str
     commit: str
     files: int  # paths changed since the previous checkpoint of the run (or HEAD)
+    tree: str  # the recorded tree: two checkpoints hold the same files when their trees match
 
 
 @dataclass(frozen=True)
@@ -114,14 +115,14 @@ class CheckpointStore:
             # Nothing changed since the last checkpoint (the usual case between one attempt's
             # end and the next one's start): name the same commit, two git runs fewer.
             self.git(env, "update-ref", ref, self._last)
-            return Checkpoint(label, ref, self._last, 0)
+            return Checkpoint(label, ref, self._last, 0, tree)
         parent = self._last or self._head(env)
         files = self._changed(env, parent, tree)
         commit = self.git(env, "commit-tree", tree, *(["-p", parent] if parent else []),
                            "-m", f"aidd checkpoint {self.run_id} {label}", "-m", f"files: {files}")
         self.git(env, "update-ref", ref, commit)
         self._last, self._last_tree = commit, tree
-        return Checkpoint(label, ref, commit, files)
+        return Checkpoint(label, ref, commit, files, tree)
 
     def prune(self, keep_runs: int) -> list[str]:
         """Delete the refs of every run but the newest `keep_runs` (run ids begin with their

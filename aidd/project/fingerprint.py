@@ -1,4 +1,5 @@
-"""Stuck detection: a fingerprint of the project outside .automaker/ (SUP-70)."""
+"""Stuck detection: a fingerprint of the project outside .automaker/ (SUP-70); and one of the
+feature metadata inside it, for no-work detection without checkpoints (issue 15)."""
 
 from __future__ import annotations
 
@@ -7,16 +8,33 @@ import os
 import subprocess
 from pathlib import Path
 
+from aidd.project.checkpoints import METADATA
+
 _SKIP_DIRS = frozenset({".automaker", ".git", "node_modules"})
 
 
 def fingerprint(root: Path) -> str:
     """In a git work tree: HEAD plus (path, size, mtime) of changed and untracked files;
     elsewhere: (path, size, mtime) of every regular file. One git call at most."""
-    digest = hashlib.sha256()
     entries = _git_entries(root)
-    if entries is None:
-        entries = _walk_entries(root)
+    return _digest(_walk_entries(root) if entries is None else entries)
+
+
+def metadata_fingerprint(root: Path) -> str:
+    """(path, size, mtime) of the feature metadata a checkpoint records (`features/`,
+    `todo.md`, `CHANGELOG.md`): marking a feature is work. No git call."""
+    entries: list[str] = []
+    for name in METADATA:
+        path = root / name
+        if path.is_dir() and not path.is_symlink():
+            entries += [f"{name}/{entry}" for entry in _walk_entries(path)]
+        else:
+            entries.append(f"{name}\t{_stat(path)}")
+    return _digest(entries)
+
+
+def _digest(entries: list[str]) -> str:
+    digest = hashlib.sha256()
     for entry in entries:
         digest.update(entry.encode("utf-8", "surrogateescape") + b"\0")
     return digest.hexdigest()

@@ -5,7 +5,7 @@ the run; after one, the run goes on without them (issue 15)."""
 from __future__ import annotations
 
 from aidd.clock import Clock
-from aidd.project.checkpoints import CheckpointError, CheckpointStore
+from aidd.project.checkpoints import Checkpoint, CheckpointError, CheckpointStore
 from aidd.run.journal import Journal
 from aidd.run.preflight import RunPlan
 
@@ -20,9 +20,10 @@ class Checkpointer:
             self._store = CheckpointStore(plan.paths.root, journal.events.run_id,
                                           plan.settings.environ)
 
-    def record(self, number: int, suffix: str = "") -> None:
+    def record(self, number: int, suffix: str = "") -> Checkpoint | None:
+        """The checkpoint, or None when checkpoints are off or this one failed."""
         if self._store is None:
-            return
+            return None
         label = f"{number:03d}{suffix}"
         start = self._clock.monotonic()
         try:
@@ -34,7 +35,8 @@ class Checkpointer:
             self._store = None
             self._journal.warn(f"checkpoint {label} failed ({exc}); no more checkpoints in "
                                "this run")
-            return
+            return None
         self._journal.events.emit(
             "checkpoint", number=number, label=label, ref=point.ref, commit=point.commit,
             files=point.files, duration_s=round(self._clock.monotonic() - start, 3))
+        return point

@@ -13,6 +13,7 @@ from aidd.errors import ExitCode
 from aidd.project.completion import (
     CompletionOutcome,
     completion_step,
+    evaluate,
     in_progress_done,
     todo_mode_done,
     unfixed_findings,
@@ -26,9 +27,10 @@ from aidd.run.lifecycle import Lifecycle
 from aidd.run.outcomes import COMPLETED, Counters, EndReason, RunEnd
 from aidd.run.phases import PhaseEnd, PhaseKind, PhaseState
 from aidd.run.preflight import RunPlan
-from aidd.session.outcome import Outcome
+from aidd.session.outcome import Outcome, Reason
 
-STUCK_LIMIT = 3  # iterations in a row that succeed without changing the tree (SUP-70)
+# Iterations in a row that succeed, or do no work (75), without changing the tree (SUP-70).
+STUCK_LIMIT = 3
 # The one line of a fatal end names the cause (the CLI's own words) and what to do: fatal
 # causes are authentication (401/403, login), billing, or permissions (ADP-44).
 FATAL_HINT = "fix the agent CLI's authentication, billing or permissions, then run aidd again"
@@ -68,6 +70,10 @@ def _completion(plan: RunPlan, journal: Journal, counters: Counters, now: dateti
                 hold: Callable[[], bool]) -> Precheck | None:
     """Completion in two steps (CMP-10): the first time everything passes, one more attempt
     reviews the project; when it still passes after that, the project is complete."""
+    if _review_again(plan, counters):
+        journal.say("the completion review did no work (result 75): completion not confirmed, "
+                    "reviewing again")
+        return Precheck(completion_review=True)
     verdict = completion_step(plan.paths, plan.feature_filter, now, hold)
     state = verdict.state
     if verdict.event_state is not None:
@@ -85,6 +91,13 @@ def _completion(plan: RunPlan, journal: Journal, counters: Counters, now: dateti
     if plan.post_audits:
         return None  # the main phase ends next; the post-completion audits follow (AUD-30)
     return Precheck(COMPLETED)
+
+
+def _review_again(plan: RunPlan, counters: Counters) -> bool:
+    """A review that did no work confirms nothing: while the project is still complete and
+    pending, the review runs again (issue 15). Otherwise the usual check decides."""
+    return (counters.review_did_no_work and plan.paths.completion_pending.exists()
+            and evaluate(plan.paths, plan.feature_filter).complete)
 
 
 def _mode_done(plan: RunPlan, state: PhaseState) -> tuple[str, str, str | None] | None:
@@ -107,6 +120,8 @@ def count(settings: Settings, journal: Journal, counters: Counters,
     after N failures in a row (EXIT-2, EXIT-4, SUP-60..63)."""
     out = attempt.outcome
     counters.iterations += 1
+    counters.review_did_no_work = (attempt.selection.completion_review
+                                   and out.reason is Reason.NO_WORK)
     counters.add_usage(out.tokens, out.cost_usd)
     match out.outcome:
         case Outcome.SUCCESS:
@@ -132,14 +147,15 @@ def count(settings: Settings, journal: Journal, counters: Counters,
 
 def stuck(plan: RunPlan, journal: Journal, state: PhaseState,
           attempt: Attempt) -> tuple[bool, str | None]:
-    """Three successful attempts in a row that changed nothing end the phase (SUP-70..72);
-    only without --max-iterations. Returns the verdict and the tree's fingerprint now."""
+    """Three successful or no-work attempts in a row that changed nothing end the phase
+    (SUP-70..72); only without --max-iterations. Returns the verdict and the tree's
+    fingerprint now."""
     if plan.settings.max_iterations is not None or attempt.fingerprint_before is None:
         return False, None
     after = fingerprint(plan.paths.root)
     if after != attempt.fingerprint_before:
         state.stuck, state.stuck_numbers = 0, ()
-    elif attempt.outcome.outcome is Outcome.SUCCESS:
+    elif attempt.outcome.outcome is Outcome.SUCCESS or attempt.outcome.reason is Reason.NO_WORK:
         state.stuck += 1
         state.stuck_numbers = (*state.stuck_numbers, attempt.number)
     if state.stuck < STUCK_LIMIT:

@@ -17,6 +17,7 @@ from aidd.project.scaffold import copy_artifacts, copy_spec
 from aidd.project.sync import sync_lists
 from aidd.prompts.select import CascadeState, PromptKind, Selection, choose_model, select_prompt
 from aidd.reports.status import refresh_status_file
+from aidd.run import nowork
 from aidd.run.checkpointing import Checkpointer
 from aidd.run.header import header_lines, trailer_lines
 from aidd.run.journal import Journal
@@ -76,9 +77,10 @@ class IterationRunner:
                                 self._gate_report())
         prompt = self._render(state, number, selection, model, plan.renderer.render_prompt(context))
         nudge = plan.renderer.render_nudge(context.with_nudge(plan.settings.idle_nudge_timeout))
-        self.checkpoints.record(number)
+        was = nowork.look_before(plan.paths.root, self.checkpoints.record(number), before)
         outcome = self._run_attempt(self._request(state, number, selection, model, prompt, nudge))
-        self.checkpoints.record(number, "-end")
+        outcome = nowork.judge(plan.paths.root, journal, outcome, was,
+                               self.checkpoints.record(number, "-end"))
         for line in trailer_lines(plan, state, number, outcome, self.clock.now()):
             log.plain(line)
         self._record_end(number, outcome)
@@ -157,7 +159,8 @@ class IterationRunner:
             exit_status=outcome.exit_status,
             duration_s=round(outcome.duration_s, 3), bytes=outcome.bytes_out,
             tokens=outcome.tokens, cost_usd=outcome.cost_usd,
-            conversation_id=outcome.conversation_id)
+            conversation_id=outcome.conversation_id, tool_calls=outcome.tool_calls,
+            assistant_chars=outcome.assistant_chars)
         if self.plan.settings.extract_structured and log is not None:
             warning = write_extraction(log.path)
             if warning:

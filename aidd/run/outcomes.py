@@ -48,6 +48,8 @@ class Counters:
     tokens: dict[str, int] = field(default_factory=dict)
     cost_usd: float | None = None
     completion_confirmed: bool = False
+    # The last completion review did no work (result 75): it confirms nothing (issue 15).
+    review_did_no_work: bool = False
 
     def take_number(self) -> int:
         number = self.next_number

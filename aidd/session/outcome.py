@@ -3,7 +3,7 @@ an outcome and a reason (EXIT-2, EXIT-3, EXIT-5, ADP-43, ADP-44)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from aidd.agents.base import ErrorKind, Signals
@@ -43,6 +43,7 @@ class Reason(Enum):
     RATE_LIMITED = "rate_limited"
     FATAL = "fatal"
     SIGNAL = "signal"
+    NO_WORK = "no_work"
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,13 @@ class SessionOutcome:
     interrupted_by: str | None = None  # signal name when aidd was interrupted (SUP-81)
     nudges: int = 0
     launches: int = 1
+    tool_calls: int | None = None  # tool uses seen; None when the output held no JSON event
+    assistant_chars: int = 0  # characters of assistant text
+
+    def as_no_work(self) -> SessionOutcome:
+        """This success did nothing (the run layer saw no tool call and no change): 75."""
+        return replace(self, result=int(ExitCode.NO_WORK), outcome=Outcome.FAILURE,
+                       reason=Reason.NO_WORK)
 
 
 _ERROR_VERDICTS = {

@@ -78,7 +78,7 @@ class AttemptRequest:
     drain_quiet_s: float = 1.0
     linger_cap_s: float = 30.0
     zone: tzinfo | None = None  # for reset times; None = the clock's local zone
-    before_kill: Callable[[], None] | None = None  # e.g. a checkpoint of what the agent did
+    before_kill: Callable[[], object] | None = None  # e.g. a checkpoint of what the agent did
 
 
 def run_attempt(request: AttemptRequest) -> SessionOutcome:
@@ -393,4 +393,6 @@ class _Attempt:
             cost_usd=signals.cost_usd, wake=wake,
             message=signals.error.message if signals.error else None,
             interrupted_by=interrupt.name if cause is EndCause.SIGNAL and interrupt else None,
-            nudges=self.nudger.count, launches=self.launches)
+            nudges=self.nudger.count, launches=self.launches,
+            tool_calls=signals.tool_calls if signals.json_seen else None,
+            assistant_chars=signals.assistant_chars)

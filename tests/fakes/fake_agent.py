@@ -356,7 +356,9 @@ STEPS = {
     "close_output": step_close_output,
     "mark": step_mark,
 }
-DEFAULT = [{"init": True}, {"say": "ok"}, {"finish": True}]
+# Without a script: a turn that reads a file and says so (a tool call, so it is work).
+DEFAULT = [{"init": True}, {"tool": {"name": "read", "input": {"path": "README.md"}}},
+           {"say": "ok"}, {"finish": True}]
 
 
 def claim_index(record_dir: Path | None) -> int:

@@ -29,10 +29,18 @@ class Turn:
     during: Callable[[AttemptRequest], None] | None = None  # e.g. a stop request or a signal
     wake_in_s: float | None = None  # rate limited: retry after this long
     message: str | None = None
+    tool_calls: int | None = 1  # a scripted agent works unless the test says it did nothing
+    assistant_chars: int = 40
 
 
 def success(edit: Edit | None = None, **kw: object) -> Turn:
     return Turn(edit=edit, **kw)  # type: ignore[arg-type]
+
+
+def no_work(edit: Edit | None = None, **kw: object) -> Turn:
+    """Exit 0 without a tool call and with a few words: result 75 unless `edit` changes the
+    project."""
+    return Turn(**{"edit": edit, "tool_calls": 0, "assistant_chars": 42, **kw})  # type: ignore[arg-type]
 
 
 def failure(result: int = 1, reason: Reason = Reason.EXIT_STATUS, **kw: object) -> Turn:
@@ -76,7 +84,8 @@ class FakeSession:
         return SessionOutcome(
             result=turn.result, outcome=turn.outcome, reason=turn.reason,
             exit_status=turn.result if turn.outcome is not Outcome.RATE_LIMITED else 1,
-            duration_s=turn.duration_s, bytes_out=32, wake=wake, message=turn.message)
+            duration_s=turn.duration_s, bytes_out=32, wake=wake, message=turn.message,
+            tool_calls=turn.tool_calls, assistant_chars=turn.assistant_chars)
 
     @property
     def kinds(self) -> list[str]:

@@ -23,8 +23,10 @@ LIMITS = ("--idle-nudge-timeout", "5", "--idle-timeout", "10", "--timeout", "30"
 # test acts, or a second aidd runs beside it): no nudge or idle kill may come first.
 WIDE_LIMITS = ("--idle-nudge-timeout", "20", "--idle-timeout", "40", "--timeout", "60")
 
-# Fake agent scripts: an attempt that succeeds, and one that fails with exit status 3.
-OK: list[dict[str, Any]] = [{"say": "done"}, {"finish": True}]
+# Fake agent scripts: an attempt that succeeds (it calls a tool: exit 0 without one, without a
+# change and with so little text is no work, 75), and one that fails with exit status 3.
+READ: dict[str, Any] = {"tool": {"name": "read", "input": {"path": "README.md"}}}
+OK: list[dict[str, Any]] = [READ, {"say": "done"}, {"finish": True}]
 FAIL: list[dict[str, Any]] = [{"say": "broken"}, {"exit": 3}]
 # An attempt that asks aidd to stop, as a guard that ends a run gone wrong.
 STOP: list[dict[str, Any]] = [{"write_file": ".automaker/.stop", "text": "now"}]

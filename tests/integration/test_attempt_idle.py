@@ -10,6 +10,7 @@ import pytest
 
 from tests.conftest import FakeAgent
 from tests.fakes.attempt import DEFAULTS, pid_alive, run_fake_attempt
+from tests.integration.runs import READ
 from tests.integration.scenario import SLACK_S, MakeScenario, alive, nudge_text, run_together
 
 NUDGE = DEFAULTS["nudge_text"]
@@ -138,12 +139,13 @@ def test_nudges_reach_every_cli_and_output_restarts_stage_one(
     (without a reset, stage 2 would run on to the kill at 20 s with no second nudge)."""
     silent = {"sleep": 30}
     started = {"mark": "started"}
-    claude = scenario("claude-code", [{"init": True}, started, {"say": "working"},
+    claude = scenario("claude-code", [{"init": True}, started, READ, {"say": "working"},
                                       {"echo_stdin": 1}, {"echo_stdin": 1}, {"result": {}}],
                       args=("--max-iterations", "1", "--idle-nudge-timeout", "1",
                             "--idle-timeout", "20"))
     relaunched = [
-        scenario(cli, [{"session": "ses_X"}, {"init": True}, started, {"say": "working"}, silent],
+        scenario(cli, [{"session": "ses_X"}, {"init": True}, started, READ, {"say": "working"},
+                       silent],
                  [{"session": "ses_X"}, {"say": "back once"}, silent],
                  [{"session": "ses_X"}, {"say": "back twice"}, {"finish": True}],
                  args=("--max-iterations", "1", "--idle-nudge-timeout", "1",

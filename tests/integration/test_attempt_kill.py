@@ -189,8 +189,8 @@ def test_kills_leave_no_process_of_the_tree(scenario: MakeScenario,
 
 @pytest.mark.parametrize("keep", [False, True])
 def test_leftovers_after_a_normal_exit(scenario: MakeScenario, keep: bool) -> None:
-    steps = [{"init": True}, {"say": "started a dev server"},
-             {"spawn": ["sleep", "1000"], "pid_file": "child"},
+    steps = [{"init": True}, {"tool": {"name": "bash", "input": {"command": "npm run dev &"}}},
+             {"say": "started a dev server"}, {"spawn": ["sleep", "1000"], "pid_file": "child"},
              {"spawn": ["sleep", "1002"], "detach": True, "pid_file": "grandchild"},
              {"mark": "leaving"}, {"finish": True}, {"exit": 0}]
     extra = ("--keep-children",) if keep else ()

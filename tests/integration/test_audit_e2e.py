@@ -17,9 +17,19 @@ import pytest
 from aidd.audits.definitions import SEVERITY_REFERENCE
 from tests.conftest import FakeAgent
 from tests.featurefiles import feature
-from tests.integration.runs import LIMITS, OK, REPO, RunAidd, events, log, prompt, tree_snapshot
+from tests.integration.runs import (
+    LIMITS,
+    OK,
+    READ,
+    REPO,
+    RunAidd,
+    events,
+    log,
+    prompt,
+    tree_snapshot,
+)
 
-SAY = [{"say": "looked around"}, {"finish": "stop"}]
+SAY = [READ, {"say": "looked around"}, {"finish": "stop"}]
 AUDITS = REPO / "prompts" / "audits"
 FEATURES = ".automaker/features"
 REPORTS = ".automaker/audit-reports"

@@ -9,10 +9,19 @@ from typing import Any
 
 from tests.conftest import FakeAgent
 from tests.featurefiles import feature
-from tests.integration.runs import LIMITS, OK, REPO, RunAidd, complete_project, onboarded
+from tests.integration.runs import (
+    LIMITS,
+    OK,
+    READ,
+    REPO,
+    RunAidd,
+    complete_project,
+    onboarded,
+)
 
-# The agent of a completion review: it finishes with reason "stop" and exits 0.
-FINISHED: list[dict[str, Any]] = [{"say": "done"}, {"finish": "stop"}, {"exit": 0}]
+# The agent of a completion review: it reads the project, finishes with reason "stop" and
+# exits 0.
+FINISHED: list[dict[str, Any]] = [READ, {"say": "done"}, {"finish": "stop"}, {"exit": 0}]
 
 
 def test_two_phase_completion_then_restart_exits_73(run_aidd: RunAidd, env: dict[str, str],

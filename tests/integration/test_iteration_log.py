@@ -11,7 +11,7 @@ from pathlib import Path
 
 import aidd
 from tests.conftest import FakeAgent
-from tests.integration.runs import FAIL, LIMITS, OK, RunAidd, events, iterations, log
+from tests.integration.runs import FAIL, LIMITS, OK, READ, RunAidd, events, iterations, log
 from tests.integration.scenario import MakeScenario
 
 
@@ -80,7 +80,7 @@ def test_claude_trailer_has_the_result_tokens_and_cost(
     run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, project: Path
 ) -> None:
     """AC-29: the trailer (console and log) carries the result event's usage and cost."""
-    fake_agent.script([{"init": True}, {"say": "hi"}, {"result": {
+    fake_agent.script([{"init": True}, READ, {"say": "hi"}, {"result": {
         "total_cost_usd": 0.1234,
         "usage": {"input_tokens": 4321, "output_tokens": 765}}}])
     res = run_aidd("--project-dir", str(project), "--cli", "claude-code", "--max-iterations", "1",

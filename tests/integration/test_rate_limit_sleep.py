@@ -14,7 +14,17 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from tests.conftest import FakeAgent
-from tests.integration.runs import LIMITS, NOISE, OK, RunAidd, events, file_has, has_event, started
+from tests.integration.runs import (
+    LIMITS,
+    NOISE,
+    OK,
+    READ,
+    RunAidd,
+    events,
+    file_has,
+    has_event,
+    started,
+)
 from tests.integration.scenario import CLIS, MakeScenario
 from tests.waiting import wait_for
 
@@ -137,7 +147,7 @@ def _rate_limited(cli: str) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("cli", list(CLIS))
 def test_rate_limit_pauses_and_retries_the_same_iteration(scenario: MakeScenario,
                                                           cli: str) -> None:
-    ok = [{"init": True}, {"say": "done"}, {"finish": True}]
+    ok = [{"init": True}, READ, {"say": "done"}, {"finish": True}]
     s = scenario(cli, _rate_limited(cli), ok,
                  args=("--max-iterations", "1", "--rate-limit-buffer", "0")).start().wait()
     assert s.code == 0, s.err

@@ -137,13 +137,34 @@ def test_one_mib_prompt_arrives_byte_exact(
     # A project override of the directive template: 1 MiB of long lines, multibyte and
     # terminal control characters, no Jinja syntax; the marker is its last line.
     (overrides / "directive.md").write_text(big_prompt(MIB - 64) + f"\n{marker}\n")
-    mock = start_mock(Scenario([Reply.final("Received.")]))
+    # The agent works (a tool call): an answer alone, with no change, would be no work (75).
+    received = sandbox.project / "received.txt"
+    mock = start_mock(Scenario([Reply.write_file(str(received), "received\n"),
+                                Reply.final("Received.")]))
     run = run_aidd(cli, mock, sandbox, "--prompt", "unused", "--max-iterations", "1",
                    "--idle-nudge-timeout", "60", "--idle-timeout", "120", "--timeout", "120")
     assert run.code == 0, run.out[-3000:] + run.err
+    assert received.read_text() == "received\n"
     sent = run.prompt(1)
     assert len(sent.encode()) > MIB - 4096
     assert sent.rstrip("\n").endswith(marker)
     first = mock.primary_requests()[0]
     assert sha256_text(sent) in first.user_text_sha256s(), [len(t) for t in first.user_texts()]
     assert results(run) == [0]
+
+
+@pytest.mark.parametrize("cli", clis.CLIS)
+def test_an_answer_without_a_tool_call_is_no_work(
+    cli: str, start_mock: StartMock, sandbox: clis.Sandbox
+) -> None:
+    """What users see `claude -p` do: exit 0 after a short answer, no tool call, nothing
+    changed. Result 75, which --quit-on-abort 1 makes the exit code (issue 15)."""
+    require_cli(cli)
+    mock = start_mock(Scenario([Reply.final("Nothing to do.")]))
+    run = run_aidd(cli, mock, sandbox, "--prompt", "Do the next task.", "--max-iterations", "1",
+                   "--quit-on-abort", "1", "--idle-nudge-timeout", "60",
+                   "--idle-timeout", "120", "--timeout", "120")
+    assert run.code == 75, run.out[-3000:] + run.err
+    (end,) = run.events("iteration_end")
+    assert end == {**end, "result": 75, "reason": "no_work", "exit_status": 0, "tool_calls": 0}
+    assert "finished: result 75 (failure, no_work)" in run.log(1)

@@ -306,6 +306,8 @@ def test_cleaned_log_gives_the_same_record(tmp_path: Path) -> None:
         ("result 70 (failure, no_assistant)", "no_assistant", 70),
         ("result 72 (failure, provider_error)", "provider_error", 72),
         ("result 74 (rate_limited, rate_limited)", "rate_limited", 74),
+        ("result 75 (failure, no_work)", "no_work", 75),
+        ("result 75", "no_work", 75),
         ("result 8 (fatal, fatal)", "fatal", 8),
         ("result 137 (failure, signal)", "failure", 137),
         ("result 124", "timeout", 124),

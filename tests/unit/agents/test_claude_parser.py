@@ -114,6 +114,23 @@ def test_conversation_and_assistant_signals() -> None:
     assert parser.signals.assistant_seen
 
 
+def test_tool_calls_and_assistant_text_are_counted() -> None:
+    parser, _ = feed(INIT)
+    assert (parser.signals.tool_calls, parser.signals.assistant_chars) == (0, 0)
+    feed_more = [
+        assistant({"type": "text", "text": "Reading the spec"}),
+        assistant({"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}},
+                  {"type": "tool_use", "id": "toolu_2", "name": "Bash", "input": {}}),
+        {"type": "user", "message": {"content": [{"type": "tool_result",
+                                                  "tool_use_id": "toolu_1", "content": "x"}]}},
+        assistant({"type": "text", "text": "Done."}, {"type": "text", "text": "  "}),
+        result(result="Done."),  # the final answer repeats the last text: not counted twice
+    ]
+    for event in feed_more:
+        parser.line(json.dumps(event).encode())
+    assert (parser.signals.tool_calls, parser.signals.assistant_chars) == (2, 21)
+
+
 @pytest.mark.parametrize(
     ("events", "kind", "status"),
     [

@@ -95,6 +95,18 @@ def test_signals_of_a_normal_run() -> None:
     assert tool_only.signals.assistant_seen
 
 
+def test_tool_calls_and_assistant_text_are_counted() -> None:
+    """One tool_use event per call, when it completes or fails (opencode and kilo alike)."""
+    parser, _ = feed(event("step_start"), event("text", {"type": "text", "text": "Plan: read"}),
+                     event("tool_use", {"tool": "read", "state": {"status": "completed"}}),
+                     event("tool_use", {"tool": "bash", "state": {"status": "error"}}),
+                     finish("tool-calls"), event("text", {"type": "text", "text": "Done."}),
+                     event("text", {"type": "text", "text": " "}), finish())
+    assert (parser.signals.tool_calls, parser.signals.assistant_chars) == (2, 15)
+    silent = feed(event("step_start"), finish())[0]
+    assert (silent.signals.tool_calls, silent.signals.assistant_chars) == (0, 0)
+
+
 @pytest.mark.parametrize(
     ("item", "kind", "status"),
     [

@@ -162,3 +162,28 @@ def test_recorded_session_list_names_the_hung_session(cli: str) -> None:
     assert pick_session(listing.read_bytes(), project, since_s) == row["id"]
     assert data["result"]["session_id_from_list"] == row["id"]
     assert data["session_id"] is None  # nothing on stdout: why the listing is needed
+
+
+@pytest.mark.parametrize("folder", ["claude", "opencode", "kilo"])
+def test_recorded_tool_calls_and_text_are_counted(folder: str) -> None:
+    """hello: one Write tool call, then "All done: hello.txt written."; big_prompt: a text
+    answer alone, which aidd would call no work (issue 15)."""
+    hello, big = FIXTURES / folder / "hello.stdout", FIXTURES / folder / "big_prompt.stdout"
+    if not (hello.exists() and big.exists()):
+        pytest.skip("not recorded")
+    signals = replay(CLI_OF_DIR[folder], hello)[0].signals
+    assert (signals.tool_calls, signals.assistant_chars) == (1, len(_texts(hello)))
+    signals = replay(CLI_OF_DIR[folder], big)[0].signals
+    assert (signals.tool_calls, signals.assistant_chars) == (0, len(_texts(big)))
+
+
+def _texts(stdout: Path) -> str:
+    """The assistant text of a recording, read apart from the parsers."""
+    found = []
+    for line in stdout.read_text().splitlines():
+        event = json.loads(line)
+        if event["type"] == "assistant":
+            found += [b["text"] for b in event["message"]["content"] if b["type"] == "text"]
+        elif event["type"] == "text":
+            found.append(event["part"]["text"])
+    return "".join(found)
