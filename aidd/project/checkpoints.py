@@ -14,7 +14,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from aidd.fsio import make_dirs, open_file, unlink, write_atomic
@@ -158,7 +158,14 @@ class CheckpointStore:
             rows.append(Listed(run, label, ref, commit, when, int(files) if files.isdigit()
                                else None))
         # Commit times have whole seconds: within one, an attempt's checkpoints keep their order.
-        return sorted(rows, key=lambda row: (row.created, row.run, _rank(row.label)))
+        rows.sort(key=lambda row: (row.created, row.run, _rank(row.label)))
+        # A checkpoint of an unchanged tree names the run's previous commit: nothing changed.
+        last: dict[str, str] = {}
+        for n, row in enumerate(rows):
+            if last.get(row.run) == row.commit:
+                rows[n] = replace(row, files=0)
+            last[row.run] = row.commit
+        return rows
 
     def exists(self) -> bool:
         """A repository holds this project's checkpoints (asking never makes one)."""

@@ -81,6 +81,10 @@ def test_checkpoints_chain_and_count_what_changed(repo: Path) -> None:
     assert second.files == 2
     assert git(repo, "rev-parse", f"{second.commit}^").strip() == first.commit
     assert "app.py" not in files_at(repo, second.ref)
+    same = store.record("002")  # nothing changed: the same commit, and the listing says 0
+    assert (same.commit, same.files) == (second.commit, 0)
+    assert [(row.label, row.files) for row in store.listing()] == [
+        ("001", first.files), ("001-end", 2), ("002", 0)]
 
 
 def test_a_plain_directory_gets_a_private_repository(tmp_path: Path) -> None:
