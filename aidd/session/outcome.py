@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from aidd.agents.base import ErrorKind, Signals
-from aidd.agents.ratelimit import Wake
+from aidd.agents.ratelimit import QuotaWindow, Wake
 from aidd.errors import ExitCode
 
 
@@ -19,6 +19,7 @@ class EndCause(Enum):
     WALL = "timeout"
     LINGER = "linger"
     SIGNAL = "signal"
+    BUDGET = "budget"  # the run's --max-wall-time ran out: stopped as for a signal
 
 
 class Outcome(Enum):
@@ -43,6 +44,7 @@ class Reason(Enum):
     RATE_LIMITED = "rate_limited"
     FATAL = "fatal"
     SIGNAL = "signal"
+    BUDGET = "budget"
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,8 @@ class SessionOutcome:
     interrupted_by: str | None = None  # signal name when aidd was interrupted (SUP-81)
     nudges: int = 0
     launches: int = 1
+    model: str | None = None  # the model the CLI said it used, when it says (claude)
+    quota: tuple[QuotaWindow, ...] = ()  # the provider's quota windows as last reported
 
 
 _ERROR_VERDICTS = {
@@ -75,6 +79,11 @@ _ERROR_VERDICTS = {
     ErrorKind.FATAL: Verdict(ExitCode.CLI_ERROR, Outcome.FATAL, Reason.FATAL),
     ErrorKind.PROVIDER: Verdict(ExitCode.PROVIDER_ERROR, Outcome.FAILURE, Reason.PROVIDER_ERROR),
     ErrorKind.NO_ASSISTANT: Verdict(ExitCode.NO_ASSISTANT, Outcome.FAILURE, Reason.NO_ASSISTANT),
+}
+# aidd itself ended the attempt: whatever the agent printed, that is the result.
+_STOP_VERDICTS = {
+    EndCause.SIGNAL: Verdict(ExitCode.TIMEOUT_OR_SIGNAL, Outcome.FAILURE, Reason.SIGNAL),
+    EndCause.BUDGET: Verdict(ExitCode.BUDGET_EXHAUSTED, Outcome.FAILURE, Reason.BUDGET),
 }
 _KILL_VERDICTS = {
     EndCause.WALL: Verdict(ExitCode.TIMEOUT_OR_SIGNAL, Outcome.FAILURE, Reason.WALL_TIMEOUT),
@@ -85,9 +94,10 @@ _KILL_VERDICTS = {
 def classify(
     cause: EndCause, exit_status: int | None, signals: Signals, *, exit1_success: bool
 ) -> Verdict:
-    """Priority: signal to aidd > 74 > fatal > 124 > 71 > 72 > 70 > raw status (EXIT-5)."""
-    if cause is EndCause.SIGNAL:
-        return Verdict(ExitCode.TIMEOUT_OR_SIGNAL, Outcome.FAILURE, Reason.SIGNAL)
+    """Priority: signal to aidd or its wall-time budget > 74 > fatal > 124 > 71 > 72 > 70 > raw
+    status (EXIT-5)."""
+    if cause in _STOP_VERDICTS:
+        return _STOP_VERDICTS[cause]
     error = signals.error.kind if signals.error else None
     if error in (ErrorKind.RATE_LIMIT, ErrorKind.FATAL):
         return _ERROR_VERDICTS[error]
