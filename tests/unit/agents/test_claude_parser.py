@@ -242,3 +242,19 @@ def test_non_finite_numbers_are_no_reading() -> None:
     parser, _ = feed(b'{"type":"rate_limit_event","rate_limit_info":{"status":"allowed",'
                      b'"rateLimitType":"five_hour","utilization":NaN,"resetsAt":Infinity}}')
     assert parser.signals.quota == {}
+
+
+# Printed by claude 2.1.330 with a subscription login (docs/real-clis.md, "Quota windows").
+MEASURED = (b'{"type":"rate_limit_event","rate_limit_info":{"status":"allowed","resetsAt":'
+            b'1795584540,"rateLimitType":"five_hour","overageStatus":"rejected",'
+            b'"overageDisabledReason":"org_level_disabled","isUsingOverage":false,'
+            b'"unifiedWindows":{"five_hour":{"utilization":0.91,"resetsAt":1795584540,'
+            b'"status":"allowed_warning"},"seven_day":{"utilization":0.42,"resetsAt":1795840140,'
+            b'"status":"allowed"}}},"uuid":"u","session_id":"s"}')
+
+
+def test_the_measured_event_gives_both_windows() -> None:
+    parser, lines = feed(MEASURED)
+    assert lines == []  # `allowed`: nothing to show
+    assert {n: (w.utilization, w.resets_at) for n, w in parser.signals.quota.items()} == {
+        "five_hour": (0.91, 1795584540), "seven_day": (0.42, 1795840140)}
