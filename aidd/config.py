@@ -64,6 +64,12 @@ class Settings:
     trust_project_config: bool
     rate_limit_buffer: int
     rate_limit_fallback: int
+    max_wall_time: int | None  # seconds; None or 0: no budget (likewise below)
+    max_tokens: int | None
+    max_cost_usd: float | None
+    daily_max_cost_usd: float | None
+    daily_max_tokens: int | None
+    pace_at: int | None  # percent of a quota window; None or 0: no pacing
     no_checkpoints: bool
     checkpoint_keep_runs: int
     gate: tuple[GateCommand, ...]
@@ -148,6 +154,9 @@ def load_settings(
 # The project's aidd.yaml is repository content (README "Security model"): it may tighten these
 # limits but not loosen or switch them off, unless the user trusts it (trust-project-config).
 _LOOSENING = ("timeout", "idle-timeout")
+# Budgets and pacing from the user's config: the project may lower them, not raise or drop them.
+_BUDGETS = ("max-wall-time", "max-tokens", "max-cost-usd", "daily-max-cost-usd",
+            "daily-max-tokens", "pace-at")
 CONFIG_LIMIT = 1 << 20  # bytes; a config file is a few lines
 
 
@@ -166,10 +175,19 @@ def _check_project_values(path: Path, values: dict[str, Any], user: dict[str, An
         if name == "keep-children" and value:
             raise UsageError(f"{path}: key 'keep-children: true' leaves the agent's processes "
                              f"running{hint}")
+        if name in _BUDGETS:
+            _check_project_budget(path, name, value, user.get(name), hint)
         if name == "gate":
             _check_project_gate(path, value, user.get("gate"), hint)
         if name == "gate-revert-passes" and not value and user.get(name):
             raise UsageError(f"{path}: key 'gate-revert-passes: false' loosens the gate{hint}")
+
+
+def _check_project_budget(path: Path, name: str, value: float, users: float | None,
+                          hint: str) -> None:
+    if users and (not value or value > users):
+        raise UsageError(f"{path}: key '{name}: {value}' loosens your budget (in effect: "
+                         f"{users}){hint}")
 
 
 def _check_project_gate(path: Path, gate: tuple[GateCommand, ...],

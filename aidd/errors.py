@@ -16,6 +16,7 @@ class ExitCode(IntEnum):
     ABORTED = 6  # stop requested through .automaker/.stop
     VALIDATION_ERROR = 7  # content failed validation; unsupported platform
     CLI_ERROR = 8  # agent CLI missing or unusable without a human
+    BUDGET_EXHAUSTED = 9  # a budget is exhausted (wall time, tokens, cost, daily)
     NO_ASSISTANT = 70  # result: no assistant output
     IDLE_TIMEOUT = 71  # result: silent past the idle budget, tree killed
     PROVIDER_ERROR = 72  # result: provider failure

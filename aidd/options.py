@@ -27,6 +27,9 @@ class Kind(Enum):
     SWITCH = "switch"
     LIST = "A[,B…]"
     GATE = "CMD"
+    DURATION = "DURATION"
+    AMOUNT = "USD"
+    PERCENT = "PCT"
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,7 @@ _P, _M, _A, _F, _L, _S, _G = (
     "Checkpoints and the validation gate",
     "Logs",
 )
+_B = "Budgets and pacing"
 OPTIONS: tuple[Option, ...] = (
     Option("project-dir", Kind.PATH, ".", _P, "project directory (created when missing)"),
     Option("spec", Kind.PATH, None, _P, "spec file, needed for a new project"),
@@ -107,6 +111,18 @@ OPTIONS: tuple[Option, ...] = (
     Option("rate-limit-buffer", Kind.SECONDS, 60, _L, "seconds added to a parsed reset time"),
     Option("rate-limit-fallback", Kind.SECONDS, 300, _L, "sleep when no reset time parses",
            minimum=1),
+    Option("max-wall-time", Kind.DURATION, None, _B, "end the run with 9 after this long "
+           "(8h, 90m, 1h30m or seconds), stopping an attempt in flight; 0 = none"),
+    Option("max-tokens", Kind.INT, None, _B, "end the run with 9 once its attempts used this "
+           "many tokens (all kinds summed); 0 = none"),
+    Option("max-cost-usd", Kind.AMOUNT, None, _B, "end the run with 9 once its attempts cost "
+           "this much (reported by the CLI, else estimated); 0 = none"),
+    Option("daily-max-cost-usd", Kind.AMOUNT, None, _B, "end the run with 9 once today's cost "
+           "in this project, over all runs, reaches this; 0 = none"),
+    Option("daily-max-tokens", Kind.INT, None, _B, "end the run with 9 once today's tokens in "
+           "this project, over all runs, reach this; 0 = none"),
+    Option("pace-at", Kind.PERCENT, None, _B, "pause before the next attempt, until the window "
+           "resets, once the CLI reports this percent of a quota window used (claude); 0 = off"),
     Option("no-checkpoints", Kind.SWITCH, False, _S, "record no git checkpoint of the work tree "
            "before, during and after each attempt"),
     Option("checkpoint-keep-runs", Kind.INT, 20, _S, "keep the checkpoints of this many runs "
@@ -220,6 +236,42 @@ def _gate(opt: Option, raw: Any, _base: Path | None) -> tuple[Any, ...]:
         raise OptionValueError(str(exc)) from None
 
 
+_DURATION_RE = re.compile(r"(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?")
+_AMOUNT_RE = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+AMOUNT_MAX = 1e9  # dollars; more is a typo, not a budget
+
+
+def _duration(opt: Option, raw: Any, _base: Path | None) -> int:
+    """Seconds, from `8h`, `90m`, `1h30m`, `45s`, `2d` or a bare number of seconds."""
+    text = str(raw).strip().lower() if isinstance(raw, int | str) else ""
+    if _INT_RE.fullmatch(text):
+        text += "s"
+    match = _DURATION_RE.fullmatch(text) if not isinstance(raw, bool) else None
+    if not text or match is None:
+        raise OptionValueError(f"{shown(raw)} is not a duration (e.g. 8h, 90m, 1h30m or seconds)")
+    days, hours, minutes, seconds = (int(part or 0) for part in match.groups())
+    total = ((days * 24 + hours) * 60 + minutes) * 60 + seconds
+    if total > INT_MAX:
+        raise OptionValueError(f"{shown(raw)} is longer than {INT_MAX} seconds")
+    return total
+
+
+def _amount(opt: Option, raw: Any, _base: Path | None) -> float:
+    """Dollars: a whole or decimal number, at least 0 (YAML may already give a number)."""
+    text = str(raw).strip() if isinstance(raw, int | float | str) else ""
+    if isinstance(raw, bool) or not _AMOUNT_RE.fullmatch(text) or float(text) > AMOUNT_MAX:
+        raise OptionValueError(f"{shown(raw)} is not an amount in USD between 0 and "
+                               f"{AMOUNT_MAX:.0f} (e.g. 5 or 2.50)")
+    return float(text)
+
+
+def _percent(opt: Option, raw: Any, _base: Path | None) -> int:
+    text = str(raw).strip().removesuffix("%") if isinstance(raw, int | str) else ""
+    if isinstance(raw, bool) or not _INT_RE.fullmatch(text) or int(text) > 100:
+        raise OptionValueError(f"{shown(raw)} is not a percentage (a whole number 0-100)")
+    return int(text)
+
+
 _CONVERTERS = {
     Kind.INT: _int,
     Kind.SECONDS: _int,
@@ -231,4 +283,7 @@ _CONVERTERS = {
     Kind.SWITCH: _switch,
     Kind.LIST: _list,
     Kind.GATE: _gate,
+    Kind.DURATION: _duration,
+    Kind.AMOUNT: _amount,
+    Kind.PERCENT: _percent,
 }

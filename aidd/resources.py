@@ -1,4 +1,5 @@
-"""The one resolver for shipped data: prompts/, scaffolding/, artifacts/ (LAY-5, LAY-6)."""
+"""The one resolver for shipped data: prompts/, scaffolding/, artifacts/ (LAY-5, LAY-6), and the
+data files inside the package itself (the price table)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,11 @@ def data_dir(name: str) -> Path:
     if checkout.is_dir():
         return checkout
     raise FileNotFoundError(f"aidd data folder {name!r} not found (broken installation?)")
+
+
+def package_data(name: str) -> bytes:
+    """A data file that ships inside the package, e.g. `budget/prices.json`."""
+    return (_PACKAGE_DIR / name).read_bytes()
 
 
 def checkout_root() -> Path | None:

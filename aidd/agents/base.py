@@ -10,7 +10,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Protocol
 
-from aidd.agents.ratelimit import RateLimitInfo
+from aidd.agents.ratelimit import QuotaWindow, RateLimitInfo
 
 
 class NudgeMethod(Enum):
@@ -86,6 +86,7 @@ class Signals:
     last_turn_ok: bool = True
     error: ErrorSignal | None = None
     rate_limit: RateLimitInfo = field(default_factory=RateLimitInfo)
+    quota: dict[str, QuotaWindow] = field(default_factory=dict)  # by window; the newest wins
     tokens: Tokens | None = None
     cost_usd: float | None = None
 
@@ -154,6 +155,11 @@ class Adapter(Protocol):
     @property
     def output_cancels_linger(self) -> bool:
         """New output after a terminal event cancels the linger state (SUP-35)."""
+        ...
+
+    @property
+    def reports_quota(self) -> bool:
+        """Its output reports how much of the provider's quota windows is used (--pace-at)."""
         ...
 
     def argv(self, binary: str, model: str | None) -> list[str]: ...

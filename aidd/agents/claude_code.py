@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
 from collections.abc import Callable, Mapping
 from datetime import datetime, tzinfo
@@ -36,7 +37,7 @@ from aidd.agents.jsonlines import (
     text_lines,
     tokens_line,
 )
-from aidd.agents.ratelimit import RateLimitInfo
+from aidd.agents.ratelimit import QuotaWindow, RateLimitInfo
 
 # Printed instead of JSON when claude refuses to start: as root with
 # --dangerously-skip-permissions (without IS_SANDBOX=1), or nested inside another claude.
@@ -174,6 +175,8 @@ class StreamJsonParser:
         status = str(info.get("status") or "")
         resets_at = as_float(info.get("resetsAt"))
         limit_type = str(info.get("rateLimitType") or "")
+        for window in _quota_windows(info):
+            self._signals.quota[window.name] = window
         if status == "rejected":
             message = f"rate limit rejected ({limit_type or 'unknown'})"
             self._signals.note_error(ErrorSignal(ErrorKind.RATE_LIMIT, message))
@@ -250,6 +253,23 @@ def _interrupt_echo(event: dict[str, Any]) -> bool:
     return INTERRUPTED in texts
 
 
+def _quota_windows(info: dict[str, Any]) -> list[QuotaWindow]:
+    """The windows a rate_limit_info reports with both their use and their reset: the limiting
+    one at the top (`rateLimitType`, `utilization`, `resetsAt`) and each of `unifiedWindows`
+    (CLI 2.1.263+). An event without `utilization` (common for `allowed`) gives none."""
+    found = [(info.get("rateLimitType"), info)]
+    found += list(as_dict(info.get("unifiedWindows")).items())
+    windows = []
+    for name, raw in found:
+        data = as_dict(raw)
+        used, resets = as_float(data.get("utilization")), as_float(data.get("resetsAt"))
+        if isinstance(name, str) and name and used is not None and resets is not None and (
+                math.isfinite(used) and math.isfinite(resets)):
+            # Seconds, as claude sends them; a reader's doc says milliseconds: take both.
+            windows.append(QuotaWindow(name, used, resets / 1000 if resets > 1e11 else resets))
+    return windows
+
+
 def _tokens(usage: dict[str, Any]) -> Tokens:
     return Tokens(
         input=as_int(usage.get("input_tokens")),
@@ -291,6 +311,7 @@ class ClaudeCode:
     nudge_method = NudgeMethod.STDIN
     exit1_success = False
     output_cancels_linger = True
+    reports_quota = True  # rate_limit_event: utilization and resetsAt per window
 
     def argv(self, binary: str, model: str | None) -> list[str]:
         words = [binary, "--print", "--output-format", "stream-json", "--verbose",

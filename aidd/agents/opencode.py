@@ -177,6 +177,7 @@ class OpenCode:
     nudge_method = NudgeMethod.RELAUNCH
     exit1_success = True  # exit 1 without an error signal: "no more work" (EXIT-3)
     output_cancels_linger = False
+    reports_quota = False  # `run --format json` carries no quota use (nor does kilo's)
 
     def argv(self, binary: str, model: str | None) -> list[str]:
         return [binary, "run", "--format", "json", _AUTO, *_model_words(model)]

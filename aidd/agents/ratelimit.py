@@ -29,6 +29,16 @@ class RateLimitInfo:
         )
 
 
+@dataclass(frozen=True)
+class QuotaWindow:
+    """A provider quota window as the CLI reports it (claude's `rate_limit_event`): how much of
+    it is used and when it resets. `--pace-at` reads these."""
+
+    name: str  # e.g. five_hour, seven_day
+    utilization: float  # the fraction used; may pass 1 when usage runs past the cap
+    resets_at: float  # Unix seconds
+
+
 class WakeSource(Enum):
     """`rate_limit_sleep.source` (LOG-42)."""
 

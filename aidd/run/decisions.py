@@ -1,13 +1,14 @@
 """The decisions around each attempt: the precheck before it (completion, findings, a mode that is
 done), and after it the count (failures, quit-on-abort, a fatal CLI error), stuck detection and
-the rate-limit sleep (SUP-3, SUP-50..72, EXIT-2..4)."""
+the pauses: the rate-limit sleep and pacing (SUP-3, SUP-50..72, EXIT-2..4)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from aidd.agents.ratelimit import QuotaWindow
 from aidd.config import Settings
 from aidd.errors import ExitCode
 from aidd.project.completion import (
@@ -117,12 +118,14 @@ def _mode_done(plan: RunPlan, state: PhaseState) -> tuple[str, str, str | None] 
 def count(settings: Settings, journal: Journal, counters: Counters,
           attempt: Attempt) -> RunEnd | None:
     """Count the attempt; a fatal CLI error ends the run with 8, and --quit-on-abort N ends it
-    after N failures in a row (EXIT-2, EXIT-4, SUP-60..63)."""
+    after N failures in a row (EXIT-2, EXIT-4, SUP-60..63). An attempt aidd stopped at the
+    run's --max-wall-time is no failure of the agent: the budget check ends the run next."""
     out = attempt.outcome
     counters.iterations += 1
     counters.review_did_no_work = (attempt.selection.completion_review
                                    and out.reason is Reason.NO_WORK)
-    counters.add_usage(out.tokens, out.cost_usd)
+    if out.reason is Reason.BUDGET:
+        return None
     match out.outcome:
         case Outcome.SUCCESS:
             counters.consecutive_failures = 0
@@ -180,8 +183,29 @@ def sleep_for_rate_limit(plan: RunPlan, journal: Journal, life: Lifecycle, count
                  message=wake.message[:200] or None)
     journal.close_log(renamed=".ratelimited.log")
     counters.rate_limit_sleeps += 1
-    start = clock.monotonic()
+    return pause(life, counters, seconds)
+
+
+def pace(plan: RunPlan, journal: Journal, life: Lifecycle, counters: Counters, number: int,
+         window: QuotaWindow) -> RunEnd | None:
+    """--pace-at: attempt `number` reported `window` used past the mark; pause until it resets
+    (plus --rate-limit-buffer), exactly as a rate-limit sleep pauses."""
+    now, percent = life.clock.now(), window.utilization * 100
+    reset = datetime.fromtimestamp(window.resets_at, now.tzinfo)
+    until = reset + timedelta(seconds=plan.settings.rate_limit_buffer)
+    seconds = max(0.0, (until - now).total_seconds())
+    journal.say(f"pacing: the {window.name} quota window is {percent:.0f}% used (--pace-at "
+                f"{plan.settings.pace_at}); pausing until "
+                f"{until.astimezone().strftime('%H:%M:%S')}", level="WARN")
+    journal.events.emit("pace", number=number, utilization=round(percent, 1),
+                        window=window.name, until=until.isoformat(), seconds=round(seconds, 3))
+    return pause(life, counters, seconds)
+
+
+def pause(life: Lifecycle, counters: Counters, seconds: float) -> RunEnd | None:
+    """Sleep, counted as paused; a signal or `.stop` ends the sleep and the run (SUP-52)."""
+    start = life.clock.monotonic()
     try:
         return life.wait(seconds)
     finally:
-        counters.paused_s += clock.monotonic() - start
+        counters.paused_s += life.clock.monotonic() - start

@@ -8,9 +8,10 @@ import socket
 from datetime import datetime
 
 from aidd import __version__
+from aidd.budget.prices import Cost, price_table
 from aidd.prompts.select import ModelRole, Selection, choose_model
 from aidd.run.journal import Journal
-from aidd.run.outcomes import format_duration
+from aidd.run.outcomes import format_cost, format_duration
 from aidd.run.phases import Phase, PhaseState
 from aidd.run.preflight import RunPlan
 from aidd.session.outcome import SessionOutcome
@@ -41,7 +42,10 @@ def emit_run_start(plan: RunPlan, journal: Journal) -> None:
                 **{r.value: choose_model(r, plan.models) for r in ModelRole}},
         limits={"max_iterations": s.max_iterations, "timeout": s.timeout,
                 "idle_timeout": s.idle_timeout, "nudge_timeout": plan.nudge_s,
-                "quit_on_abort": s.quit_on_abort},
+                "quit_on_abort": s.quit_on_abort, "max_wall_time": s.max_wall_time or None,
+                "max_tokens": s.max_tokens or None, "max_cost_usd": s.max_cost_usd or None,
+                "daily_max_tokens": s.daily_max_tokens or None,
+                "daily_max_cost_usd": s.daily_max_cost_usd or None, "pace_at": s.pace_at or None},
         flags=[n.replace("_", "-") for n in _SWITCHES if getattr(s, n)],
         filters=plan.feature_filter.to_json() if plan.feature_filter else None,
         audits=[a.name for a in plan.audit_queue or plan.post_audits],
@@ -90,13 +94,13 @@ def header_lines(plan: RunPlan, phase: Phase, state: PhaseState, number: int,
 
 
 def trailer_lines(plan: RunPlan, state: PhaseState, number: int, outcome: SessionOutcome,
-                  now: datetime) -> list[str]:
+                  cost: Cost, now: datetime) -> list[str]:
     lines = [
         f"{plan.adapter.display_name} finished: result {outcome.result} "
         f"({outcome.outcome.value}, {outcome.reason.value}) after "
         f"{format_duration(outcome.duration_s)}",
     ]
-    usage = _usage(outcome)
+    usage = _usage(outcome, cost)
     if usage:
         lines.append(usage)
     lines += [
@@ -106,10 +110,13 @@ def trailer_lines(plan: RunPlan, state: PhaseState, number: int, outcome: Sessio
     return lines
 
 
-def _usage(outcome: SessionOutcome) -> str:
+def _usage(outcome: SessionOutcome, cost: Cost) -> str:
     parts = []
     if outcome.tokens:
         parts.append("tokens " + ", ".join(f"{k} {v}" for k, v in outcome.tokens.items() if v))
-    if outcome.cost_usd is not None:
-        parts.append(f"cost ${outcome.cost_usd:.4f}")
+    if cost.usd is not None:
+        prices = f" at {cost.model} prices of {price_table().date}" if cost.estimated else ""
+        parts.append(f"cost {format_cost(cost.usd, cost.estimated)}{prices}")
+    elif outcome.tokens and any(outcome.tokens.values()):
+        parts.append(f"cost unknown (no price for {cost.model or 'the CLI default model'})")
     return "Usage: " + " · ".join(parts) if parts else ""

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from aidd.audits.definitions import copy_definitions
+from aidd.budget.prices import Cost, attempt_cost
 from aidd.clock import Clock
 from aidd.fsio import write_atomic
 from aidd.logs.extract import write_extraction
@@ -26,7 +27,7 @@ from aidd.run.preflight import RunPlan
 from aidd.run.prompting import build_context
 from aidd.run.signals import Interrupt
 from aidd.session.outcome import Outcome, SessionOutcome
-from aidd.session.runner import AttemptRequest
+from aidd.session.request import AttemptRequest
 
 RunAttempt = Callable[[AttemptRequest], SessionOutcome]
 
@@ -37,6 +38,7 @@ class Attempt:
     selection: Selection
     outcome: SessionOutcome
     fingerprint_before: str | None  # the tree before the agent ran, for stuck detection
+    cost: Cost  # the CLI's figure or aidd's estimate, as iteration_end records it
 
     @property
     def rate_limited(self) -> bool:
@@ -45,7 +47,8 @@ class Attempt:
 
 class IterationRunner:
     def __init__(self, plan: RunPlan, journal: Journal, interrupt: Interrupt, clock: Clock,
-                 run_attempt: RunAttempt, gate_report: Callable[[], str] = str) -> None:
+                 run_attempt: RunAttempt, gate_report: Callable[[], str] = str,
+                 deadline_s: float | None = None) -> None:
         self.checkpoints = Checkpointer(plan, journal, clock)
         self.plan = plan
         self.journal = journal
@@ -53,6 +56,7 @@ class IterationRunner:
         self.clock = clock
         self._run_attempt = run_attempt
         self._gate_report = gate_report  # a red gate's summary for the prompt, else ""
+        self.deadline_s = deadline_s  # --max-wall-time, on the clock's monotonic scale
 
     def run(self, state: PhaseState, number: int, completion_review: bool,
             carried_fingerprint: str | None) -> Attempt:
@@ -81,10 +85,11 @@ class IterationRunner:
         outcome = self._run_attempt(self._request(state, number, selection, model, prompt, nudge))
         outcome = nowork.judge(plan.paths.root, journal, outcome, was,
                                self.checkpoints.record(number, "-end"))
-        for line in trailer_lines(plan, state, number, outcome, self.clock.now()):
+        cost = attempt_cost(outcome.tokens, outcome.cost_usd, outcome.model or model)
+        for line in trailer_lines(plan, state, number, outcome, cost, self.clock.now()):
             log.plain(line)
-        self._record_end(number, outcome)
-        return Attempt(number, selection, outcome, before)
+        self._record_end(number, outcome, cost)
+        return Attempt(number, selection, outcome, before, cost)
 
     def _cascade(self, state: PhaseState, completion_review: bool) -> CascadeState:
         kind, paths = state.phase.kind, self.plan.paths
@@ -149,18 +154,19 @@ class IterationRunner:
             interrupt=self.interrupt, rate_limit_buffer_s=float(s.rate_limit_buffer),
             rate_limit_fallback_s=float(s.rate_limit_fallback),
             before_kill=lambda: self.checkpoints.record(number, "-prekill"),
+            deadline_s=self.deadline_s,
         )
 
-    def _record_end(self, number: int, outcome: SessionOutcome) -> None:
+    def _record_end(self, number: int, outcome: SessionOutcome, cost: Cost) -> None:
         journal, log = self.journal, self.journal.log
         journal.events.emit(
             "iteration_end", number=number, result=outcome.result,
             outcome=outcome.outcome.value, reason=outcome.reason.value,
             exit_status=outcome.exit_status,
             duration_s=round(outcome.duration_s, 3), bytes=outcome.bytes_out,
-            tokens=outcome.tokens, cost_usd=outcome.cost_usd,
-            conversation_id=outcome.conversation_id, tool_calls=outcome.tool_calls,
-            assistant_chars=outcome.assistant_chars)
+            tokens=outcome.tokens, cost_usd=cost.usd, cost_estimated=cost.estimated,
+            model=cost.model, conversation_id=outcome.conversation_id,
+            tool_calls=outcome.tool_calls, assistant_chars=outcome.assistant_chars)
         if self.plan.settings.extract_structured and log is not None:
             warning = write_extraction(log.path)
             if warning:

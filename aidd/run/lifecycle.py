@@ -20,7 +20,7 @@ from aidd.project.scaffold import copy_scaffolding
 from aidd.project.stop import StopWatcher, remove_stop, stale_stop
 from aidd.run.header import emit_run_start
 from aidd.run.journal import Journal
-from aidd.run.outcomes import STOPPED, Counters, EndReason, RunEnd
+from aidd.run.outcomes import STOPPED, Counters, EndReason, RunEnd, format_cost
 from aidd.run.preflight import RunPlan
 from aidd.run.signals import Interrupt, install
 
@@ -48,6 +48,7 @@ class Lifecycle:
         self.interrupt = Interrupt()
         self._watcher: StopWatcher | None = None
         self._restore_signals: Callable[[], None] | None = None
+        self.deadline_s: float | None = None  # --max-wall-time (monotonic): no wait goes past it
 
     # -- start-up --------------------------------------------------------------------------
     def begin(self) -> int:
@@ -100,8 +101,11 @@ class Lifecycle:
         return STOPPED
 
     def wait(self, seconds: float) -> RunEnd | None:
-        """Sleep, yet answer a signal or `.stop` within a quarter second (SUP-52)."""
+        """Sleep, yet answer a signal or `.stop` within a quarter second (SUP-52); the run's
+        wall-time budget cuts it short (the budget check that follows ends the run)."""
         deadline = self.clock.monotonic() + seconds
+        if self.deadline_s is not None:
+            deadline = min(deadline, self.deadline_s)
         while (left := deadline - self.clock.monotonic()) > 0:
             if (end := self.stop_requested()) is not None:
                 return end
@@ -129,14 +133,16 @@ class Lifecycle:
             self._watcher.close()
         if not self.plan.settings.no_clean:
             self._clean_logs()
+        cost = f", cost {format_cost(c.cost_usd, c.cost_estimated)}" if c.cost_usd else ""
         journal.say(f"run ended ({end.reason.value}): exit {end.code} after {c.iterations} "
-                    f"iterations, {c.failures} failed, {c.rate_limit_sleeps} rate-limit sleeps")
+                    f"iterations, {c.failures} failed, {c.rate_limit_sleeps} rate-limit "
+                    f"sleeps{cost}")
         journal.events.emit(
             "run_end", exit_code=end.code, reason=end.reason.value, iterations=c.iterations,
             attempts=c.attempts, failures=c.failures, rate_limit_sleeps=c.rate_limit_sleeps,
             paused_s=round(c.paused_s, 3),
             duration_s=round((self.clock.now() - self.plan.started).total_seconds(), 3),
-            tokens=c.tokens or None, cost_usd=c.cost_usd,
+            tokens=c.tokens or None, cost_usd=c.cost_usd, cost_estimated=c.cost_estimated,
         )
 
     def _clean_logs(self) -> None:

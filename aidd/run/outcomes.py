@@ -18,6 +18,7 @@ class EndReason(Enum):
     QUIT_ON_ABORT = "quit_on_abort"
     FATAL = "fatal"
     ERROR = "error"
+    BUDGET = "budget"  # a budget is exhausted (exit 9)
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class Counters:
     paused_s: float = 0.0
     tokens: dict[str, int] = field(default_factory=dict)
     cost_usd: float | None = None
+    cost_estimated: bool = False  # some of cost_usd is aidd's estimate, not the CLI's figure
     completion_confirmed: bool = False
     # The last completion review did no work (result 75): it confirms nothing (issue 15).
     review_did_no_work: bool = False
@@ -57,11 +59,18 @@ class Counters:
         self.attempts += 1
         return number
 
-    def add_usage(self, tokens: dict[str, int] | None, cost: float | None) -> None:
+    def add_usage(self, tokens: dict[str, int] | None, cost: float | None,
+                  estimated: bool = False) -> None:
         for key, value in (tokens or {}).items():
             self.tokens[key] = self.tokens.get(key, 0) + int(value)
         if cost is not None:
             self.cost_usd = (self.cost_usd or 0.0) + cost
+            self.cost_estimated = self.cost_estimated or estimated
+
+
+def format_cost(usd: float, estimated: bool) -> str:
+    """`$0.0123`, or `~$0.0123 (estimated)` when aidd worked it out from tokens."""
+    return f"~${usd:.4f} (estimated)" if estimated else f"${usd:.4f}"
 
 
 def format_duration(seconds: float) -> str:

@@ -78,6 +78,9 @@ def prepare_run(settings: Settings, paths: ProjectPaths, feature_filter: Feature
                                  todo=settings.todo, validate=settings.validate,
                                  in_progress=settings.in_progress)
     nudge_s = _nudge_seconds(settings, warnings)
+    if settings.pace_at and not adapter.reports_quota:
+        warnings.append(f"--pace-at: {adapter.display_name} reports no quota use, so pacing "
+                        f"never pauses")
     cli_version = probe_version(binary, settings.environ, clock=clock)
     untested = untested_warning(adapter, cli_version)
     if untested:

@@ -19,6 +19,7 @@ from aidd.gate.runner import run_gate
 from aidd.project.completion import evaluate, unfixed_findings
 from aidd.run import decisions
 from aidd.run.auditphase import record_findings, start_phase
+from aidd.run.budgeting import BudgetKeeper
 from aidd.run.gating import Gatekeeper, RunGate
 from aidd.run.iteration import Attempt, IterationRunner, RunAttempt
 from aidd.run.journal import Journal
@@ -42,10 +43,12 @@ class Supervisor:
                           root=plan.paths.root, clock=clock)
         self.journal = Journal(console or Console(), events, clock, plan.paths.root)
         self.life = Lifecycle(plan, self.journal, clock)
+        self.budget = BudgetKeeper(plan, self.journal, clock)
+        self.life.deadline_s = self.budget.deadline_s
         self.counters = Counters()
         self.gates = Gatekeeper(plan, self.journal, clock, self._stopping, gate)
         self.iterations = IterationRunner(plan, self.journal, self.life.interrupt, clock, attempt,
-                                          lambda: self.gates.report)
+                                          lambda: self.gates.report, self.budget.deadline_s)
         self.fingerprint: str | None = None  # the tree at the last stuck check
 
     # -- the run -------------------------------------------------------------------------
@@ -159,6 +162,8 @@ class Supervisor:
                                        self.clock.now(), self.gates.holds_completion)
             if check.end is not None:
                 return check.end
+            if (spent := self._budget_and_pace()) is not None:
+                return spent
             state.index += 1
             attempt = self._attempt(state, check.completion_review)
             if isinstance(attempt, RunEnd):
@@ -177,12 +182,23 @@ class Supervisor:
             self.gates.before_attempt(self.counters.next_number)
             attempt = self.iterations.run(state, self.counters.take_number(), completion_review,
                                           carried)
+            self.budget.spent(attempt, self.counters)
             if not attempt.rate_limited:
                 return attempt
-            end = decisions.sleep_for_rate_limit(self.plan, self.journal, self.life,
-                                                 self.counters, attempt)
+            end = (decisions.sleep_for_rate_limit(self.plan, self.journal, self.life,
+                                                  self.counters, attempt)
+                   or self._budget_and_pace())
             if end is not None:
                 return end
+
+    def _budget_and_pace(self) -> RunEnd | None:
+        """Before an attempt: the budgets; then --pace-at may pause until a quota window
+        resets, and the budgets are checked again (the pause took wall time)."""
+        end = self.budget.check(self.counters)
+        if end is None and (due := self.budget.pace_due()) is not None:
+            end = (decisions.pace(self.plan, self.journal, self.life, self.counters, *due)
+                   or self.budget.check(self.counters))
+        return end
 
     def _after(self, state: PhaseState, attempt: Attempt) -> PhaseEnd | RunEnd | None:
         end = (decisions.count(self.plan.settings, self.journal, self.counters, attempt)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 from aidd.agents.base import ErrorKind, Signals
-from aidd.agents.ratelimit import Wake
+from aidd.agents.ratelimit import QuotaWindow, Wake
 from aidd.errors import ExitCode
 
 
@@ -19,6 +19,7 @@ class EndCause(Enum):
     WALL = "timeout"
     LINGER = "linger"
     SIGNAL = "signal"
+    BUDGET = "budget"  # the run's --max-wall-time ran out: stopped as for a signal
 
 
 class Outcome(Enum):
@@ -44,6 +45,7 @@ class Reason(Enum):
     FATAL = "fatal"
     SIGNAL = "signal"
     NO_WORK = "no_work"
+    BUDGET = "budget"
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,8 @@ class SessionOutcome:
         """This success did nothing (the run layer saw no tool call and no change): 75."""
         return replace(self, result=int(ExitCode.NO_WORK), outcome=Outcome.FAILURE,
                        reason=Reason.NO_WORK)
+    model: str | None = None  # the model the CLI said it used, when it says (claude)
+    quota: tuple[QuotaWindow, ...] = ()  # the provider's quota windows as last reported
 
 
 _ERROR_VERDICTS = {
@@ -83,6 +87,11 @@ _ERROR_VERDICTS = {
     ErrorKind.FATAL: Verdict(ExitCode.CLI_ERROR, Outcome.FATAL, Reason.FATAL),
     ErrorKind.PROVIDER: Verdict(ExitCode.PROVIDER_ERROR, Outcome.FAILURE, Reason.PROVIDER_ERROR),
     ErrorKind.NO_ASSISTANT: Verdict(ExitCode.NO_ASSISTANT, Outcome.FAILURE, Reason.NO_ASSISTANT),
+}
+# aidd itself ended the attempt: whatever the agent printed, that is the result.
+_STOP_VERDICTS = {
+    EndCause.SIGNAL: Verdict(ExitCode.TIMEOUT_OR_SIGNAL, Outcome.FAILURE, Reason.SIGNAL),
+    EndCause.BUDGET: Verdict(ExitCode.BUDGET_EXHAUSTED, Outcome.FAILURE, Reason.BUDGET),
 }
 _KILL_VERDICTS = {
     EndCause.WALL: Verdict(ExitCode.TIMEOUT_OR_SIGNAL, Outcome.FAILURE, Reason.WALL_TIMEOUT),
@@ -93,9 +102,10 @@ _KILL_VERDICTS = {
 def classify(
     cause: EndCause, exit_status: int | None, signals: Signals, *, exit1_success: bool
 ) -> Verdict:
-    """Priority: signal to aidd > 74 > fatal > 124 > 71 > 72 > 70 > raw status (EXIT-5)."""
-    if cause is EndCause.SIGNAL:
-        return Verdict(ExitCode.TIMEOUT_OR_SIGNAL, Outcome.FAILURE, Reason.SIGNAL)
+    """Priority: signal to aidd or its wall-time budget > 74 > fatal > 124 > 71 > 72 > 70 > raw
+    status (EXIT-5)."""
+    if cause in _STOP_VERDICTS:
+        return _STOP_VERDICTS[cause]
     error = signals.error.kind if signals.error else None
     if error in (ErrorKind.RATE_LIMIT, ErrorKind.FATAL):
         return _ERROR_VERDICTS[error]

@@ -6,25 +6,21 @@ from __future__ import annotations
 import math
 import select
 import signal
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, tzinfo
-from pathlib import Path
-from typing import Any, Protocol
+from collections.abc import Callable, Sequence
+from datetime import UTC
+from typing import Any
 
 from aidd import __version__
-from aidd.agents.base import Adapter, AgentContext, NudgeMethod, Signals
+from aidd.agents.base import AgentContext, NudgeMethod, Signals
 from aidd.agents.ratelimit import wake_time
-from aidd.clock import Clock, SystemClock
 from aidd.errors import AgentCliError
-from aidd.events import EventLog
-from aidd.logs.transcript import Transcript
 from aidd.session import orphans, proctree
 from aidd.session.cliproc import find_conversation
 from aidd.session.idle import IdleAction, IdleMonitor, IdlePolicy, seconds_text
 from aidd.session.nudge import Nudger
 from aidd.session.outcome import EndCause, Outcome, Reason, SessionOutcome, classify
 from aidd.session.pty import AgentProcess
+from aidd.session.request import AttemptRequest
 from aidd.session.stream import StreamRouter
 
 DRAIN_CAP_S = 10.0  # a descendant that keeps printing after the agent exits cannot stall us
@@ -33,52 +29,8 @@ _KILL_REASONS = {
     EndCause.WALL: "timeout",
     EndCause.LINGER: "linger",
     EndCause.SIGNAL: "signal",
+    EndCause.BUDGET: "budget",
 }
-
-
-class InterruptFlag(Protocol):
-    """Set by aidd's signal handler (run.signals.Interrupt); a second signal makes it urgent."""
-
-    def is_set(self) -> bool: ...
-
-    def fileno(self) -> int:
-        """Becomes readable when the flag is set (wakes the attempt's poll)."""
-        ...
-
-    @property
-    def name(self) -> str | None: ...
-
-    @property
-    def urgent(self) -> bool: ...
-
-
-@dataclass(frozen=True)
-class AttemptRequest:
-    adapter: Adapter
-    binary: str  # path of the CLI found on PATH
-    project_dir: Path
-    prompt: str
-    transcript: Transcript
-    events: EventLog
-    number: int  # the log number NNN
-    model: str | None = None
-    env: Mapping[str, str] = field(default_factory=dict)  # aidd's environment; ADP-11 applied
-    prompt_kind: str = ""
-    audit_name: str | None = None
-    timeout_s: float = 3600  # 0 = no wall-clock limit
-    idle_timeout_s: float = 900  # 0 = no idle supervision
-    idle_nudge_s: float = 300  # 0 = no nudge
-    kill_grace_s: float = 5.0
-    nudge_text: str = ""
-    keep_children: bool = False
-    clock: Clock = field(default_factory=SystemClock)
-    interrupt: InterruptFlag | None = None
-    rate_limit_buffer_s: float = 60
-    rate_limit_fallback_s: float = 300
-    drain_quiet_s: float = 1.0
-    linger_cap_s: float = 30.0
-    zone: tzinfo | None = None  # for reset times; None = the clock's local zone
-    before_kill: Callable[[], object] | None = None  # e.g. a checkpoint of what the agent did
 
 
 def run_attempt(request: AttemptRequest) -> SessionOutcome:
@@ -151,6 +103,9 @@ class _Attempt:
             self._pump(self._timeout(now))
 
     def _due(self, now: float) -> EndCause | None:
+        if self.req.deadline_s is not None and now >= self.req.deadline_s:
+            self.say("--max-wall-time reached; stopping the agent", "WARN")
+            return EndCause.BUDGET
         if self.wall_at is not None and now >= self.wall_at:
             self.say(f"wall-clock limit {seconds_text(self.req.timeout_s)} reached", "WARN")
             return EndCause.WALL
@@ -167,7 +122,8 @@ class _Attempt:
         return None
 
     def _timeout(self, now: float) -> float:
-        deadlines = [d for d in (self.idle.due(), self.wall_at, self.linger_at) if d is not None]
+        due = (self.idle.due(), self.wall_at, self.linger_at, self.req.deadline_s)
+        deadlines = [d for d in due if d is not None]
         cap = 5.0
         if self.proc.pidfd < 0:
             cap = min(cap, 0.1)  # no pidfd: notice the exit by polling
@@ -395,4 +351,5 @@ class _Attempt:
             interrupted_by=interrupt.name if cause is EndCause.SIGNAL and interrupt else None,
             nudges=self.nudger.count, launches=self.launches,
             tool_calls=signals.tool_calls if signals.json_seen else None,
-            assistant_chars=signals.assistant_chars)
+            assistant_chars=signals.assistant_chars, model=signals.model,
+            quota=tuple(signals.quota.values()))

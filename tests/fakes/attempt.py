@@ -17,7 +17,8 @@ from aidd.console import Console
 from aidd.events import EventLog, read_events
 from aidd.logs.transcript import Transcript
 from aidd.session.outcome import SessionOutcome
-from aidd.session.runner import AttemptRequest, run_attempt
+from aidd.session.request import AttemptRequest
+from aidd.session.runner import run_attempt
 
 # Short, test-friendly limits; each test overrides what it checks.
 DEFAULTS: dict[str, Any] = {

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
-from aidd.agents.ratelimit import Wake, WakeSource
+from aidd.agents.ratelimit import QuotaWindow, Wake, WakeSource
 from aidd.errors import ExitCode
 from aidd.session.outcome import Outcome, Reason, SessionOutcome
-from aidd.session.runner import AttemptRequest
+from aidd.session.request import AttemptRequest
 from tests.fakes.clock import FakeClock
 
 Edit = Callable[[Path], None]
@@ -31,6 +31,10 @@ class Turn:
     message: str | None = None
     tool_calls: int | None = 1  # a scripted agent works unless the test says it did nothing
     assistant_chars: int = 40
+    tokens: dict[str, int] | None = None  # what the CLI reported using
+    cost_usd: float | None = None
+    model: str | None = None  # the model the CLI said it used
+    quota: tuple[QuotaWindow, ...] = ()  # quota windows, `resets_at` relative to the attempt's end
 
 
 def success(edit: Edit | None = None, **kw: object) -> Turn:
@@ -81,11 +85,14 @@ class FakeSession:
         if turn.wake_in_s is not None:
             at = self.clock.now() + timedelta(seconds=turn.wake_in_s)
             wake = Wake(at, WakeSource.RETRY_AFTER, None, "slow down")
+        now_s = self.clock.now().timestamp()
+        quota = tuple(QuotaWindow(w.name, w.utilization, now_s + w.resets_at) for w in turn.quota)
         return SessionOutcome(
             result=turn.result, outcome=turn.outcome, reason=turn.reason,
             exit_status=turn.result if turn.outcome is not Outcome.RATE_LIMITED else 1,
             duration_s=turn.duration_s, bytes_out=32, wake=wake, message=turn.message,
-            tool_calls=turn.tool_calls, assistant_chars=turn.assistant_chars)
+            tool_calls=turn.tool_calls, assistant_chars=turn.assistant_chars,
+            tokens=turn.tokens, cost_usd=turn.cost_usd, model=turn.model, quota=quota)
 
     @property
     def kinds(self) -> list[str]:

@@ -12,6 +12,7 @@ import ast
 import json
 import re
 import signal
+import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ COVERED: dict[str, set[str]] = {
     "mode_done": {"mode_done", "phase_end"},
     "quit_on_abort": {"failure_threshold", "run_end"},
     "signal": {"signal", "kill", "run_end"},
+    "budget_and_pace": {"pace", "budget_exhausted", "run_end"},
 }
 NOT_RUN: set[str] = {"rollback"}  # a one-shot: test_checkpoints_rollback.py checks it
 
@@ -305,3 +307,20 @@ def test_signal(env: dict[str, str], fake_agent: FakeAgent, project: Path,
     records = assert_valid(project, "signal")
     assert next(r for r in records if r["event"] == "signal")["name"] == "SIGTERM"
     assert records[-1]["reason"] == "signal"
+
+
+def test_budget_and_pace(run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent,
+                         project: Path) -> None:
+    """A quota window at 90% pauses the run until it resets; the second attempt's tokens
+    exhaust --max-tokens."""
+    limit = {"type": "rate_limit_event", "rate_limit_info": {
+        "status": "allowed_warning", "resetsAt": int(time.time()) + 4,
+        "rateLimitType": "five_hour", "utilization": 0.9}}
+    fake_agent.script([{"init": True}, {"json": limit}, {"say": "done"}, {"result": {}}],
+                      [{"init": True}, {"say": "done"}, {"result": {}}])
+    res = run_aidd("--project-dir", str(project), "--cli", "claude-code", "--pace-at", "80",
+                   "--rate-limit-buffer", "0", "--max-tokens", "300", "--max-iterations", "5",
+                   *LIMITS, env=env)
+    assert res.code == 9, res.out + res.err
+    records = assert_valid(project, "budget_and_pace")
+    assert records[-1]["reason"] == "budget"

@@ -47,6 +47,7 @@ def test_wheel_holds_every_data_file(wheel: Path) -> None:
     expected = _data_files()
     assert "aidd/data/scaffolding/.gitignore" in expected
     assert len([n for n in expected if n.startswith("aidd/data/prompts/audits/")]) >= 13
+    assert "aidd/budget/prices.json" in names  # the price table ships inside the package
     missing = [name for name in expected if name not in names]
     assert not missing, missing
     assert not [n for n in names if n.startswith(("tests/", "bench/"))]

@@ -155,3 +155,21 @@ def error_answer(reply: Reply) -> tuple[int, dict[str, str], bytes]:
         }
     body = {"type": "error", "error": {"type": etype, "message": message}, "request_id": "req_mock"}
     return status, headers, json.dumps(body).encode()
+
+
+def subscription_quota_headers(five_hour: float, five_hour_reset: int, seven_day: float,
+                               seven_day_reset: int) -> dict[str, str]:
+    """The unified rate-limit headers a subscription's responses carry; claude (with an OAuth
+    login, not an API key) turns them into a stream-json `rate_limit_event` whose
+    `unifiedWindows` hold each window's utilization and reset."""
+    return {
+        "anthropic-ratelimit-unified-status": "allowed",
+        "anthropic-ratelimit-unified-reset": str(five_hour_reset),
+        "anthropic-ratelimit-unified-representative-claim": "five_hour",
+        "anthropic-ratelimit-unified-5h-status": "allowed_warning",
+        "anthropic-ratelimit-unified-5h-reset": str(five_hour_reset),
+        "anthropic-ratelimit-unified-5h-utilization": str(five_hour),
+        "anthropic-ratelimit-unified-7d-status": "allowed",
+        "anthropic-ratelimit-unified-7d-reset": str(seven_day_reset),
+        "anthropic-ratelimit-unified-7d-utilization": str(seven_day),
+    }

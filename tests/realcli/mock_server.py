@@ -143,7 +143,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, headers: dict[str, str], payload: bytes) -> None:
         self.send_response(status)
-        for name, value in {**headers, "content-length": str(len(payload))}.items():
+        every = self.server.mock.scenario.headers
+        for name, value in {**every, **headers, "content-length": str(len(payload))}.items():
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(payload)
@@ -152,6 +153,7 @@ class _Handler(BaseHTTPRequestHandler):
         """Chunked SSE; with `hold`, keep the stream open after the frames until the stop."""
         self.send_response(200)
         for name, value in (
+            *self.server.mock.scenario.headers.items(),
             ("content-type", "text/event-stream"),
             ("cache-control", "no-cache"),
             ("transfer-encoding", "chunked"),

@@ -58,6 +58,7 @@ class Scenario:
 
     replies: Sequence[Reply]
     side_reply: Reply = field(default_factory=Reply.final)
+    headers: dict[str, str] = field(default_factory=dict)  # sent with every answer
     _next: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 

@@ -22,6 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("aidd.logs",),
     ("aidd.session",),
     ("aidd.gate",),
+    ("aidd.budget",),
     ("aidd.prompts",),
     ("aidd.audits",),
     ("aidd.reports",),

@@ -211,3 +211,67 @@ def test_broken_lines_pass_through_and_never_raise() -> None:
     assert parser.signals.json_seen
     assert parser.signals.error is None
     assert not parser.signals.assistant_seen
+
+
+def _limit_event(**info: Any) -> dict[str, Any]:
+    return {"type": "rate_limit_event", "rate_limit_info": info, "uuid": "u", "session_id": "s"}
+
+
+def test_quota_windows_come_from_the_limiting_window_and_the_unified_ones() -> None:
+    """The documented shape: `utilization` (0..1) and `resetsAt` (Unix seconds) for the window
+    `rateLimitType` names, and per window in `unifiedWindows` (CLI 2.1.263+)."""
+    parser, _ = feed(_limit_event(
+        status="allowed_warning", resetsAt=1773000000, rateLimitType="five_hour",
+        utilization=0.85, unifiedWindows={
+            "five_hour": {"resetsAt": 1773000000, "utilization": 0.86, "status": "allowed"},
+            "seven_day": {"resetsAt": 1773500000, "utilization": 1, "surpassedThreshold": 1}}))
+    quota = parser.signals.quota
+    assert {n: (w.utilization, w.resets_at) for n, w in quota.items()} == {
+        "five_hour": (0.86, 1773000000), "seven_day": (1.0, 1773500000)}
+    assert parser.signals.error is None  # a warning is no error
+
+
+def test_the_newest_reading_of_a_window_wins_and_milliseconds_are_read_as_such() -> None:
+    parser, _ = feed(
+        _limit_event(status="allowed", resetsAt=1773000000, rateLimitType="five_hour",
+                     utilization=0.5),
+        _limit_event(status="allowed", resetsAt=1773000000000, rateLimitType="five_hour",
+                     utilization=0.7))
+    window = parser.signals.quota["five_hour"]
+    assert (window.utilization, window.resets_at) == (0.7, 1773000000)
+
+
+@pytest.mark.parametrize("info", [
+    {"status": "allowed", "resetsAt": 1773000000, "rateLimitType": "five_hour"},  # no use
+    {"status": "allowed", "utilization": 0.5, "rateLimitType": "five_hour"},  # no reset
+    {"status": "allowed", "utilization": 0.5, "resetsAt": 1773000000},  # no window
+    {"status": "allowed", "utilization": "high", "resetsAt": 1773000000, "rateLimitType": "x"},
+    {"status": "allowed", "unifiedWindows": ["five_hour"]},
+    {"status": "allowed", "unifiedWindows": {"five_hour": {"utilization": True,
+                                                           "resetsAt": 1773000000}}},
+])
+def test_a_window_without_its_use_or_its_reset_is_no_reading(info: dict[str, Any]) -> None:
+    parser, _ = feed(_limit_event(**info))
+    assert parser.signals.quota == {}
+
+
+def test_non_finite_numbers_are_no_reading() -> None:
+    parser, _ = feed(b'{"type":"rate_limit_event","rate_limit_info":{"status":"allowed",'
+                     b'"rateLimitType":"five_hour","utilization":NaN,"resetsAt":Infinity}}')
+    assert parser.signals.quota == {}
+
+
+# Printed by claude 2.1.330 with a subscription login (docs/real-clis.md, "Quota windows").
+MEASURED = (b'{"type":"rate_limit_event","rate_limit_info":{"status":"allowed","resetsAt":'
+            b'1795584540,"rateLimitType":"five_hour","overageStatus":"rejected",'
+            b'"overageDisabledReason":"org_level_disabled","isUsingOverage":false,'
+            b'"unifiedWindows":{"five_hour":{"utilization":0.91,"resetsAt":1795584540,'
+            b'"status":"allowed_warning"},"seven_day":{"utilization":0.42,"resetsAt":1795840140,'
+            b'"status":"allowed"}}},"uuid":"u","session_id":"s"}')
+
+
+def test_the_measured_event_gives_both_windows() -> None:
+    parser, lines = feed(MEASURED)
+    assert lines == []  # `allowed`: nothing to show
+    assert {n: (w.utilization, w.resets_at) for n, w in parser.signals.quota.items()} == {
+        "five_hour": (0.91, 1795584540), "seven_day": (0.42, 1795840140)}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aidd.session.runner import AttemptRequest
+from aidd.session.request import AttemptRequest
 from tests.fakes.session import success
 from tests.gitrepo import git
 from tests.unit.run.conftest import Loop

@@ -3,7 +3,7 @@ with 124; both also end a rate-limit sleep at once (SUP-52, SUP-81, SUP-90)."""
 
 from __future__ import annotations
 
-from aidd.session.runner import AttemptRequest
+from aidd.session.request import AttemptRequest
 from tests.fakes.session import rate_limited, success
 from tests.unit.run.conftest import Loop
 

@@ -1,0 +1,75 @@
+"""The shipped, dated price table (`prices.json`) and what an attempt cost: the CLI's own figure
+where it gives one, else an estimate from its tokens at the table's prices, else unknown."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from aidd.resources import package_data
+
+_PER = 1_000_000  # the table's prices are per million tokens
+_DATE_SUFFIX = re.compile(r"-(?:[0-9]{8}|[0-9]{4}-[0-9]{2}-[0-9]{2})$")
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens of each kind; reasoning is billed as output."""
+
+    input: float
+    output: float
+    cache_read: float
+    cache_write: float
+
+    def of(self, tokens: Mapping[str, int]) -> float:
+        rates = {"input": self.input, "output": self.output, "reasoning": self.output,
+                 "cache_read": self.cache_read, "cache_write": self.cache_write}
+        return sum(rates.get(kind, 0.0) * count for kind, count in tokens.items()) / _PER
+
+
+@dataclass(frozen=True)
+class PriceTable:
+    date: str  # when the prices were read; shown beside every estimate
+    models: Mapping[str, Price]
+
+    def find(self, model: str | None) -> Price | None:
+        """The price of `model` as a CLI names it: `anthropic/claude-sonnet-5-5`,
+        `claude-opus-5-5[1m]`, `gpt-6-sol-2026-09-22` and `claude-opus-5-5` are all one."""
+        if not model:
+            return None
+        name = re.sub(r"\[[^\]]*\]$", "", model.strip().lower().rpartition("/")[2])
+        name = name.partition("@")[0]
+        return self.models.get(name) or self.models.get(_DATE_SUFFIX.sub("", name))
+
+
+@cache
+def price_table() -> PriceTable:
+    data: dict[str, Any] = json.loads(package_data("budget/prices.json"))
+    models = {name: Price(float(p["input"]), float(p["output"]), float(p["cache_read"]),
+                          float(p["cache_write"])) for name, p in data["models"].items()}
+    return PriceTable(str(data["date"]), models)
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What one attempt cost, as `iteration_end` records it."""
+
+    usd: float | None  # None: unknown (no figure from the CLI, no price for the model)
+    estimated: bool  # aidd's estimate from tokens and the price table, not the CLI's figure
+    model: str | None  # the model priced: the one the CLI reported, else the one aidd asked for
+
+
+def attempt_cost(tokens: Mapping[str, int] | None, reported: float | None, model: str | None,
+                 table: PriceTable | None = None) -> Cost:
+    """The CLI's figure wins, but a figure of 0 for tokens of a model the table prices is a CLI
+    that knows no price (opencode with a custom provider says 0), so it is estimated too."""
+    price = (table or price_table()).find(model)
+    if not tokens or not any(tokens.values()) or price is None:
+        return Cost(reported, False, model)
+    if reported:
+        return Cost(reported, False, model)
+    return Cost(round(price.of(tokens), 6), True, model)
