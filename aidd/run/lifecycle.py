@@ -18,6 +18,7 @@ from aidd.logs.cleaning import clean_log
 from aidd.project.detect import Origin, read_state, record_origin
 from aidd.project.scaffold import copy_scaffolding
 from aidd.project.stop import StopWatcher, remove_stop, stale_stop
+from aidd.run.alarms import Alarms
 from aidd.run.header import emit_run_start
 from aidd.run.journal import Journal
 from aidd.run.outcomes import STOPPED, Counters, EndReason, RunEnd
@@ -48,6 +49,7 @@ class Lifecycle:
         self.interrupt = Interrupt()
         self._watcher: StopWatcher | None = None
         self._restore_signals: Callable[[], None] | None = None
+        self.alarms = Alarms(plan, journal)
 
     # -- start-up --------------------------------------------------------------------------
     def begin(self) -> int:
@@ -68,6 +70,7 @@ class Lifecycle:
         emit_run_start(self.plan, journal)  # the run's first event (issue 13 item 16)
         for warning in self.plan.warnings:
             journal.warn(warning)
+        self.alarms.start()
         return first
 
     def _signal_received(self, name: str) -> None:
@@ -120,6 +123,7 @@ class Lifecycle:
             self.plan.lock.release()
             if self._restore_signals is not None:
                 self._restore_signals()
+            self.alarms.finish(end.code)  # after run_end; a dead endpoint costs at most 0.5 s
             self.journal.console.close()  # a stalled terminal holds us up at most a moment
 
     def _wind_down(self, end: RunEnd, c: Counters) -> None:
