@@ -39,7 +39,26 @@ class Alarms:
         self._dropped = False
 
     def start(self) -> None:
-        """The worker, the listener and the heartbeat's `start` ping, when any is configured."""
+        """The worker, the listener and the heartbeat's `start` ping, when any is configured.
+        Never fatal: whatever goes wrong is a warning, and the run goes on without them."""
+        try:
+            self._start()
+        except Exception as exc:
+            self.journal.warn(f"notifications and heartbeat off: {type(exc).__name__}: {exc}")
+
+    def finish(self, code: int) -> None:
+        """After `run_end`: the last ping, then a short wait for the outcomes (END_WAIT_S)."""
+        with self._lock:
+            self._ended = True
+        try:
+            if self._heartbeat is not None:
+                self._heartbeat.finish(code)
+            if self._courier is not None:
+                self._courier.close(END_WAIT_S)
+        except Exception as exc:  # the shutdown goes on: the lock, the signals, the console
+            self.journal.say(f"notifications: {type(exc).__name__}: {exc}", "WARN")
+
+    def _start(self) -> None:
         settings = self.plan.settings
         targets = self._usable(settings.notify_targets)
         if not targets and settings.heartbeat_url is None:
@@ -59,16 +78,6 @@ class Alarms:
             self._heartbeat = Heartbeat(settings.heartbeat_url, settings.heartbeat_interval,
                                         self._send)
             self._heartbeat.start()
-
-    def finish(self, code: int) -> None:
-        """After `run_end`: the last ping, then a short wait for the outcomes (END_WAIT_S)."""
-        with self._lock:
-            self._ended = True
-        if self._courier is None:
-            return
-        if self._heartbeat is not None:
-            self._heartbeat.finish(code)
-        self._courier.close(END_WAIT_S)
 
     def _usable(self, targets: tuple[Target, ...]) -> tuple[Target, ...]:
         """Without notify-send on PATH a desktop target is one warning, then ignored."""

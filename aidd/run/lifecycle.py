@@ -120,10 +120,12 @@ class Lifecycle:
         except OSError as exc:
             self.journal.say(f"shutdown incomplete: {exc}", "WARN")
         finally:
+            # After run_end, with aidd's signal handlers still on (a ^C cannot cut it short);
+            # a dead endpoint costs at most 0.5 s here, and it never raises.
+            self.alarms.finish(end.code)
             self.plan.lock.release()
             if self._restore_signals is not None:
                 self._restore_signals()
-            self.alarms.finish(end.code)  # after run_end; a dead endpoint costs at most 0.5 s
             self.journal.console.close()  # a stalled terminal holds us up at most a moment
 
     def _wind_down(self, end: RunEnd, c: Counters) -> None:

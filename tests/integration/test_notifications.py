@@ -109,17 +109,42 @@ def test_completion_and_a_desktop_notification(run_aidd: RunAidd, env: dict[str,
     (bin_dir / "notify-send").chmod(0o755)
     complete_project(project)
     fake_agent.script(OK)
+    stdin = tmp_path / "stdin.jsonl"
     with recorder() as server:
-        _user_config(env, "notify:\n  - {type: desktop, events: [completed]}\n")
+        _user_config(env, "notify:\n  - {type: desktop, events: [completed]}\n"
+                          f"  - ntfy:{server.url}/topic\n")
+        # the flags add their targets to those of the config
         res = run_aidd("--project-dir", str(project), "--heartbeat-url", server.url + "/hb",
-                       "--notify-webhook", server.url + "/hook", *ARGS,
-                       env={**env, "PATH": f"{bin_dir}:{env['PATH']}"})
+                       "--notify-webhook", server.url + "/hook", "--notify-command",
+                       f"cat >> {stdin}", *ARGS, env={**env, "PATH": f"{bin_dir}:{env['PATH']}"})
         assert res.code == 73, res.out + res.err
         wait_for(lambda: "/hb/73" in server.paths(), what="the final ping")
     assert [n["trigger"] for n in _posted(server, "/hook")] == ["completed", "run_end"]
+    assert [r.headers["Title"] for r in server.to("/topic")] == [
+        "aidd proj: project complete", "aidd proj: run ended: completed (exit 73)"]
+    wait_for(lambda: stdin.exists() and len(stdin.read_text().splitlines()) == 2,
+             what="the command's two notifications")
+    assert [json.loads(line)["trigger"] for line in stdin.read_text().splitlines()] == [
+        "completed", "run_end"]
     wait_for(said.exists, what="notify-send")
     assert said.read_text().splitlines() == [
         "--app-name=aidd|aidd proj: project complete|all 1 features pass; completion confirmed|"]
+
+
+def test_a_gate_red_two_attempts_in_a_row(run_aidd: RunAidd, env: dict[str, str],
+                                          fake_agent: FakeAgent, project: Path) -> None:
+    """Green at the baseline; the agent's first attempt breaks it, the second leaves it so."""
+    fake_agent.script([{"write_file": "broken", "text": ""}, *OK], OK)
+    with recorder() as server:
+        _user_config(env, f"notify:\n  - {{type: webhook, url: '{server.url}/hook', "
+                          "events: [gate_red], gate_red_attempts: 2}\n")
+        res = run_aidd("--project-dir", str(project), "--gate", "test ! -e broken",
+                       "--max-iterations", "3", *ARGS, env=env)
+        assert res.code == 0, res.out + res.err
+    (note,) = _posted(server, "/hook")
+    assert note["title"] == "aidd proj: gate red 2 attempts in a row"
+    assert note["message"] == ("attempt 2: test -e broken: 1 new failures "
+                               "(test -e broken: exited 1)")
 
 
 def test_a_failed_notification_is_a_warning_and_an_event(
@@ -132,9 +157,12 @@ def test_a_failed_notification_is_a_warning_and_an_event(
         server.status.update({"/hook/SECRET": 404, "/hb/SECRET/start": 404, "/hb/SECRET": 404})
         res = run_aidd("--project-dir", str(project), "--max-iterations", "2",
                        "--notify-webhook", server.url + "/hook/SECRET", *desktop,
+                       "--notify", f"ntfy:{server.url}/topic",
                        "--heartbeat-url", server.url + "/hb/SECRET", "--heartbeat-interval", "1",
                        *ARGS, env=env)
         assert res.code == 0, res.out + res.err
+    assert [r.headers["Title"] for r in server.to("/topic")] == [
+        "aidd proj: agent killed after silence", "aidd proj: run ended: done (exit 0)"]
     failed = [(e["target"], e["trigger"], e["error"], e["tries"])
               for e in events(project, "notify_failed")]
     shown = server.url + "/…"
