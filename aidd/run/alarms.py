@@ -8,10 +8,10 @@ from __future__ import annotations
 import shutil
 import socket
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from aidd.notify.courier import Courier
+from aidd.notify.courier import Courier, OnOutcome
 from aidd.notify.heartbeat import HEARTBEAT, Heartbeat
 from aidd.notify.rules import Rules, job
 from aidd.notify.targets import Target, TargetKind
@@ -23,11 +23,15 @@ from aidd.session.orphans import MARK_VAR
 # costs the run this much and no more (issue 16: within 1 s); the worker goes on delivering.
 END_WAIT_S = 0.5
 
+MakeCourier = Callable[[Mapping[str, str], OnOutcome], Courier]
+
 
 class Alarms:
-    def __init__(self, plan: RunPlan, journal: Journal) -> None:
+    def __init__(self, plan: RunPlan, journal: Journal, courier: MakeCourier = Courier) -> None:
+        """`courier` makes the worker's courier (tests play it in-process)."""
         self.plan = plan
         self.journal = journal
+        self._make_courier = courier
         self._env = {k: v for k, v in plan.settings.environ.items() if k != MARK_VAR}
         self._courier: Courier | None = None
         self._heartbeat: Heartbeat | None = None
@@ -63,7 +67,7 @@ class Alarms:
         targets = self._usable(settings.notify_targets)
         if not targets and settings.heartbeat_url is None:
             return
-        courier = Courier(self._env, self._on_outcome)
+        courier = self._make_courier(self._env, self._on_outcome)
         try:
             courier.start()
         except OSError as exc:
