@@ -64,12 +64,13 @@ def _click_option(opt: Option) -> Any:
     if opt.kind is Kind.SWITCH:
         decl = f"{opt.flag}/--no-{opt.name}" if opt.name == "stop-when-done" else opt.flag
         decorator = click.option(decl, opt.attr, is_flag=True, **kwargs)
-    elif opt.kind in (Kind.LIST, Kind.GATE):
+    elif opt.kind in (Kind.LIST, Kind.GATE, Kind.NOTIFY):
         kwargs["default"] = ()
-        decorator = click.option(opt.flag, opt.attr, multiple=True, metavar=opt.kind.value,
-                                 **kwargs)
+        decorator = click.option(opt.flag, opt.attr, multiple=True,
+                                 metavar=opt.metavar or opt.kind.value, **kwargs)
     else:
-        decorator = click.option(opt.flag, opt.attr, metavar=opt.kind.value, **kwargs)
+        decorator = click.option(opt.flag, opt.attr, metavar=opt.metavar or opt.kind.value,
+                                 **kwargs)
 
     def apply(func: Any) -> Any:
         func = decorator(func)

@@ -13,6 +13,7 @@ from typing import Any
 
 from aidd.errors import UsageError
 from aidd.gate.commands import DEFAULT_TIMEOUT_S, GateCommand
+from aidd.notify.targets import Target
 from aidd.options import BY_NAME, OPTIONS, Kind, Option, OptionValueError, convert
 
 
@@ -74,16 +75,26 @@ class Settings:
     checkpoint_keep_runs: int
     gate: tuple[GateCommand, ...]
     gate_revert_passes: bool
+    notify: tuple[Target, ...]
+    notify_webhook: tuple[Target, ...]
+    notify_command: tuple[Target, ...]
+    heartbeat_url: str | None = field(repr=False)  # its path is the secret
+    heartbeat_interval: int
     no_clean: bool
     extract_structured: bool
     actions: Actions = field(default_factory=Actions)
     config_sources: tuple[str, ...] = ()
-    argv: tuple[str, ...] = ()
+    argv: tuple[str, ...] = field(default=(), repr=False)  # may hold a secret URL
     environ: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def audit_run(self) -> bool:
         return bool(self.audit) or self.audit_all
+
+    @property
+    def notify_targets(self) -> tuple[Target, ...]:
+        """`notify:` and the targets `--notify-webhook` and `--notify-command` add."""
+        return self.notify + self.notify_webhook + self.notify_command
 
     @property
     def aidd_home(self) -> Path | None:
@@ -158,6 +169,9 @@ _LOOSENING = ("timeout", "idle-timeout")
 _BUDGETS = ("max-wall-time", "max-tokens", "max-cost-usd", "daily-max-cost-usd",
             "daily-max-tokens", "pace-at")
 CONFIG_LIMIT = 1 << 20  # bytes; a config file is a few lines
+# Where aidd reports to is the user's alone (issue 16), trusted project or not.
+_USER_ONLY = ("notify", "notify-webhook", "notify-command", "heartbeat-url",
+              "heartbeat-interval")
 
 
 def _check_project_values(path: Path, values: dict[str, Any], user: dict[str, Any]) -> None:
@@ -266,6 +280,9 @@ def _config_option(path: Path, key: object, allow_project_dir: bool) -> Option:
         raise UsageError(f"{path}: unknown key '{key}'")
     if name in ("project-dir", "trust-project-config") and not allow_project_dir:
         raise UsageError(f"{path}: key '{key}' is not allowed in a project config file")
+    if name in _USER_ONLY and not allow_project_dir:
+        raise UsageError(f"{path}: key '{key}' is not allowed in a project config file (it "
+                         "could send your data anywhere or run a command); set it in your own")
     return opt
 
 

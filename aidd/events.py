@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -34,6 +36,9 @@ class EventLog:
         self.run_id = run_id
         self._clock = clock or SystemClock()
         self._line_start_checked = False
+        # Told each record before its line is written (the notifications: aidd/run/alarms.py);
+        # a listener must return at once, and one that fails is skipped.
+        self.listeners: list[Callable[[dict[str, Any]], None]] = []
 
     def emit(self, event: str, **fields: Any) -> None:
         record: dict[str, Any] = {
@@ -43,6 +48,9 @@ class EventLog:
             "event": event,
             **fields,
         }
+        for listener in list(self.listeners):
+            with contextlib.suppress(Exception):  # never fatal (issue 16): the line is written
+                listener(record)
         line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
         # read-write for one pread of the last byte (a torn line, issue 13 item 12)
         fd = open_file(self.root, self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND)

@@ -13,6 +13,7 @@ from aidd.agents.registry import ADAPTERS
 from aidd.audits.names import is_audit_name
 from aidd.errors import shown
 from aidd.gate.commands import GateConfigError, parse_gate
+from aidd.notify.targets import NotifyConfigError, TargetKind, check_url, parse_notify
 
 
 @unique
@@ -30,6 +31,8 @@ class Kind(Enum):
     DURATION = "DURATION"
     AMOUNT = "USD"
     PERCENT = "PCT"
+    NOTIFY = "TARGET"
+    URL = "URL"
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,7 @@ class Option:
     help: str
     configurable: bool = True
     minimum: int = 0
+    metavar: str | None = None  # the flag's value in --help, when not the kind's
 
     @property
     def attr(self) -> str:
@@ -76,6 +80,7 @@ _P, _M, _A, _F, _L, _S, _G = (
     "Logs",
 )
 _B = "Budgets and pacing"
+_N = "Notifications and heartbeat (your own config, flags and variables only)"
 OPTIONS: tuple[Option, ...] = (
     Option("project-dir", Kind.PATH, ".", _P, "project directory (created when missing)"),
     Option("spec", Kind.PATH, None, _P, "spec file, needed for a new project"),
@@ -132,6 +137,18 @@ OPTIONS: tuple[Option, ...] = (
            "(repeatable; config: a list of {name, run, timeout, junit})"),
     Option("gate-revert-passes", Kind.SWITCH, False, _S, "set a feature back to passes: false "
            "when the attempt that passed it left the gate red"),
+    Option("notify", Kind.NOTIFY, (), _N, "tell TYPE:URL_OR_COMMAND (ntfy:URL, webhook:URL, "
+           "command:CMD or desktop) when the run ends, is stuck, pauses long, its gate stays "
+           "red... (repeatable; config: a list of {type, url|command, events, "
+           "min_pause_minutes, gate_red_attempts})", metavar="TYPE:TARGET"),
+    Option("notify-webhook", Kind.NOTIFY, (), _N, "POST each notification as JSON to URL "
+           "(repeatable)", metavar="URL"),
+    Option("notify-command", Kind.NOTIFY, (), _N, "run CMD with /bin/sh for each notification, "
+           "its JSON on stdin (repeatable)", metavar="CMD"),
+    Option("heartbeat-url", Kind.URL, None, _N, "dead-man's switch: GET URL/start, then URL "
+           "every --heartbeat-interval, URL/<exit code> at the end"),
+    Option("heartbeat-interval", Kind.SECONDS, 300, _N, "seconds between heartbeat pings",
+           minimum=1),
     Option("no-clean", Kind.SWITCH, False, _G, "leave this run's logs raw"),
     Option("extract-structured", Kind.SWITCH, False, _G, "write iterations/NNN.json per attempt"),
 )
@@ -272,6 +289,25 @@ def _percent(opt: Option, raw: Any, _base: Path | None) -> int:
     return int(text)
 
 
+_NOTIFY_KINDS = {"notify-webhook": TargetKind.WEBHOOK, "notify-command": TargetKind.COMMAND}
+
+
+def _notify(opt: Option, raw: Any, _base: Path | None) -> tuple[Any, ...]:
+    if raw in ("", []):  # `AIDD_NOTIFY=` or `notify: []`: no target
+        return ()
+    try:
+        return parse_notify(raw, _NOTIFY_KINDS.get(opt.name))
+    except NotifyConfigError as exc:
+        raise OptionValueError(str(exc)) from None
+
+
+def _url(opt: Option, raw: Any, _base: Path | None) -> str:
+    try:
+        return check_url(raw)
+    except NotifyConfigError as exc:
+        raise OptionValueError(str(exc)) from None
+
+
 _CONVERTERS = {
     Kind.INT: _int,
     Kind.SECONDS: _int,
@@ -286,4 +322,6 @@ _CONVERTERS = {
     Kind.DURATION: _duration,
     Kind.AMOUNT: _amount,
     Kind.PERCENT: _percent,
+    Kind.NOTIFY: _notify,
+    Kind.URL: _url,
 }

@@ -18,6 +18,7 @@ from aidd.logs.cleaning import clean_log
 from aidd.project.detect import Origin, read_state, record_origin
 from aidd.project.scaffold import copy_scaffolding
 from aidd.project.stop import StopWatcher, remove_stop, stale_stop
+from aidd.run.alarms import Alarms
 from aidd.run.header import emit_run_start
 from aidd.run.journal import Journal
 from aidd.run.outcomes import STOPPED, Counters, EndReason, RunEnd, format_cost
@@ -49,6 +50,7 @@ class Lifecycle:
         self._watcher: StopWatcher | None = None
         self._restore_signals: Callable[[], None] | None = None
         self.deadline_s: float | None = None  # --max-wall-time (monotonic): no wait goes past it
+        self.alarms = Alarms(plan, journal)
 
     # -- start-up --------------------------------------------------------------------------
     def begin(self) -> int:
@@ -69,6 +71,7 @@ class Lifecycle:
         emit_run_start(self.plan, journal)  # the run's first event (issue 13 item 16)
         for warning in self.plan.warnings:
             journal.warn(warning)
+        self.alarms.start()
         return first
 
     def _signal_received(self, name: str) -> None:
@@ -121,6 +124,9 @@ class Lifecycle:
         except OSError as exc:
             self.journal.say(f"shutdown incomplete: {exc}", "WARN")
         finally:
+            # After run_end, with aidd's signal handlers still on (a ^C cannot cut it short);
+            # a dead endpoint costs at most 0.5 s here, and it never raises.
+            self.alarms.finish(end.code)
             self.plan.lock.release()
             if self._restore_signals is not None:
                 self._restore_signals()

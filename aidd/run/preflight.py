@@ -22,6 +22,7 @@ from aidd.clock import Clock
 from aidd.config import Settings
 from aidd.errors import AgentCliError, NotFoundError, UsageError
 from aidd.fsio import UnsafePathError, make_dirs, remove_stale_temps
+from aidd.notify.targets import redact_argv
 from aidd.project.detect import Origin, detect_origin
 from aidd.project.filters import FeatureFilter
 from aidd.project.lockfile import ProjectLock
@@ -201,7 +202,7 @@ def _claim_project(paths: ProjectPaths, started: datetime, settings: Settings,
         raise NotFoundError(f"--project-dir {paths.root} cannot be created ({exc})") from None
     lock = ProjectLock(paths.root, paths.lock, procfs)
     try:
-        lock.acquire(started, settings.argv,
+        lock.acquire(started, redact_argv(settings.argv),  # no secret URL in the lock
                      {"agent_mark": mark, "keep_children": settings.keep_children})
     except UnsafePathError as exc:
         raise NotFoundError(f"cannot use the lock file {exc}") from None

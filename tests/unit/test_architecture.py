@@ -26,6 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("aidd.prompts",),
     ("aidd.audits",),
     ("aidd.reports",),
+    ("aidd.notify",),
     ("aidd.options", "aidd.config"),
     ("aidd.run",),
     ("aidd.app",),

@@ -47,3 +47,19 @@ def test_a_planted_events_file_reads_as_no_events_without_blocking(tmp_path: Pat
     automaker = tmp_path / "proj" / ".automaker"
     path = plant(automaker / "events.jsonl", kind, outside)
     assert read_events(path) == []  # a FIFO without a writer would block a plain read
+
+
+def test_listeners_hear_each_record_before_its_line_and_one_that_fails_changes_nothing(
+        tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    log = EventLog(path, "run-3", clock=FakeClock())
+    heard: list[tuple[str, int]] = []
+
+    def broken(record: dict[str, object]) -> None:
+        raise RuntimeError("a notifier bug")
+
+    log.listeners += [broken, lambda r: heard.append((str(r["event"]), len(read_events(path))))]
+    log.emit("run_start", cli="opencode")
+    log.emit("run_end", exit_code=0)
+    assert heard == [("run_start", 0), ("run_end", 1)]
+    assert [e["event"] for e in read_events(path)] == ["run_start", "run_end"]

@@ -1,0 +1,207 @@
+"""Notifications and the heartbeat through the real aidd, with the fake agent and real HTTP
+endpoints on 127.0.0.1: the right bodies reach each target at the right moments, a failure is
+a warning and a `notify_failed` event, no secret of a URL shows anywhere, and a dead endpoint
+delays nothing (issue 16: run time within 1 s of a run without notifications)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from tests.conftest import FakeAgent
+from tests.integration.runs import OK, RunAidd, complete_project, events
+from tests.integration.test_events_schema import validate_file
+from tests.localhttp import Recorder, dead_endpoint, recorder
+from tests.waiting import wait_for
+
+SILENT = [{"init": True}, {"say": "thinking"}, {"sleep": 30}]  # killed after 1 s of silence
+LIMITED = [{"init": True}, {"error": {"name": "APIError", "message": "rate limit exceeded"}}]
+FAILS = [{"say": "broken"}, {"exit": 3}]
+# Idle kill after 1 s, a rate-limit pause of 1 s, then the attempts the test adds.
+ARGS = ("--idle-nudge-timeout", "0", "--idle-timeout", "1", "--timeout", "30",
+        "--rate-limit-fallback", "1", "--rate-limit-buffer", "0")
+
+
+def _user_config(env: dict[str, str], text: str) -> None:
+    folder = Path(env["XDG_CONFIG_HOME"]) / "aidd"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.yaml").write_text(text)
+
+
+def _posted(server: Recorder, path: str) -> list[dict[str, Any]]:
+    return [r.json() for r in server.to(path)]
+
+
+def _everything_written(project: Path, res_text: str) -> str:
+    """The console, events.jsonl and every log: where no secret may show."""
+    files = [p for p in (project / ".automaker").rglob("*") if p.is_file()]
+    return res_text + "".join(p.read_text(errors="replace") for p in files)
+
+
+@pytest.fixture(autouse=True)
+def _no_worker_left(aidd_env: dict[str, str]) -> Iterator[None]:
+    """The notification worker outlives aidd while it tries a dead endpoint (at most 30 s):
+    the test's own workers are killed when it ends."""
+    yield
+    for proc in psutil.process_iter(["cmdline"]):
+        try:
+            if ("aidd.notify.worker" in " ".join(proc.info["cmdline"] or ())
+                    and proc.environ().get("HOME") == aidd_env["HOME"]):
+                proc.kill()
+        except psutil.Error:
+            pass
+
+
+def test_notifications_and_heartbeats_reach_the_server_with_the_right_bodies(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, project: Path,
+        tmp_path: Path) -> None:
+    notes = tmp_path / "notes.jsonl"
+    fake_agent.script(SILENT, LIMITED, FAILS)
+    with recorder() as server:
+        _user_config(env, f"""\
+notify:
+  - {{type: webhook, url: "{server.url}/hook?token=SECRET", min_pause_minutes: 0}}
+  - {{type: ntfy, url: "{server.url}/topic", events: [run_end]}}
+  - {{type: command, command: "cat >> {notes}", events: [idle_kill, quit_on_abort]}}
+heartbeat-url: {server.url}/hb/SECRET
+heartbeat-interval: 1
+""")
+        res = run_aidd("--project-dir", str(project), "--quit-on-abort", "2", *ARGS, env=env)
+        assert res.code == 3, res.out + res.err
+        wait_for(lambda: "/hb/SECRET/3" in server.paths(), what="the final ping")
+    hook = _posted(server, "/hook?token=SECRET")
+    assert [n["trigger"] for n in hook] == ["idle_kill", "pause", "quit_on_abort", "run_end"]
+    assert [n["event"]["event"] for n in hook] == ["kill", "rate_limit_sleep",
+                                                   "failure_threshold", "run_end"]
+    end = hook[-1]
+    assert end["event"] == events(project, "run_end")[0]
+    assert end["title"] == "aidd proj: run ended: quit_on_abort (exit 3)"
+    assert end["text"] == f"{end['title']}\n{end['message']}"
+    assert (end["project"], end["source"]) == (str(project), "aidd")
+    (topic,) = server.to("/topic")
+    assert topic.headers["Title"] == end["title"]
+    assert topic.body.decode() == end["message"]
+    assert [json.loads(line)["trigger"] for line in notes.read_text().splitlines()] == [
+        "idle_kill", "quit_on_abort"]
+    pings = [p for p in server.paths() if p.startswith("/hb/")]
+    assert pings[0] == "/hb/SECRET/start"
+    assert pings[-1] == "/hb/SECRET/3"
+    assert "/hb/SECRET" in pings[1:-1]  # at least one periodic ping during the run
+    assert "SECRET" not in _everything_written(project, res.out + res.err)
+    validate_file(project)
+
+
+def test_completion_and_a_desktop_notification(run_aidd: RunAidd, env: dict[str, str],
+                                               fake_agent: FakeAgent, project: Path,
+                                               tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    said = tmp_path / "desktop.txt"
+    (bin_dir / "notify-send").write_text(
+        f'#!/bin/sh\nprintf "%s|" "$@" >> {said}\necho >> {said}\n')
+    (bin_dir / "notify-send").chmod(0o755)
+    complete_project(project)
+    fake_agent.script(OK)
+    stdin = tmp_path / "stdin.jsonl"
+    with recorder() as server:
+        _user_config(env, "notify:\n  - {type: desktop, events: [completed]}\n"
+                          f"  - ntfy:{server.url}/topic\n")
+        # the flags add their targets to those of the config
+        res = run_aidd("--project-dir", str(project), "--heartbeat-url", server.url + "/hb",
+                       "--notify-webhook", server.url + "/hook", "--notify-command",
+                       f"cat >> {stdin}", *ARGS, env={**env, "PATH": f"{bin_dir}:{env['PATH']}"})
+        assert res.code == 73, res.out + res.err
+        wait_for(lambda: "/hb/73" in server.paths(), what="the final ping")
+    assert [n["trigger"] for n in _posted(server, "/hook")] == ["completed", "run_end"]
+    assert [r.headers["Title"] for r in server.to("/topic")] == [
+        "aidd proj: project complete", "aidd proj: run ended: completed (exit 73)"]
+    wait_for(lambda: stdin.exists() and len(stdin.read_text().splitlines()) == 2,
+             what="the command's two notifications")
+    assert [json.loads(line)["trigger"] for line in stdin.read_text().splitlines()] == [
+        "completed", "run_end"]
+    wait_for(said.exists, what="notify-send")
+    assert said.read_text().splitlines() == [
+        "--app-name=aidd|aidd proj: project complete|all 1 features pass; completion confirmed|"]
+
+
+def test_a_gate_red_two_attempts_in_a_row(run_aidd: RunAidd, env: dict[str, str],
+                                          fake_agent: FakeAgent, project: Path) -> None:
+    """Green at the baseline; the agent's first attempt breaks it, the second leaves it so."""
+    fake_agent.script([{"write_file": "broken", "text": ""}, *OK], OK)
+    with recorder() as server:
+        _user_config(env, f"notify:\n  - {{type: webhook, url: '{server.url}/hook', "
+                          "events: [gate_red], gate_red_attempts: 2}\n")
+        res = run_aidd("--project-dir", str(project), "--gate", "test ! -e broken",
+                       "--max-iterations", "3", *ARGS, env=env)
+        assert res.code == 0, res.out + res.err
+    (note,) = _posted(server, "/hook")
+    assert note["title"] == "aidd proj: gate red 2 attempts in a row"
+    assert note["message"] == ("attempt 2: test -e broken: 1 new failures "
+                               "(test -e broken: exited 1)")
+
+
+def test_a_failed_notification_is_a_warning_and_an_event(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, project: Path) -> None:
+    # the second attempt works for 2 s, so the outcome of the first one's comes back meanwhile
+    fake_agent.script(SILENT, [{"drip": "working\n", "every": 0.5, "count": 4}, *OK])
+    # a desktop target without notify-send (never a real one on a developer's desktop)
+    desktop = () if shutil.which("notify-send", path=env["PATH"]) else ("--notify", "desktop")
+    with recorder() as server:
+        server.status.update({"/hook/SECRET": 404, "/hb/SECRET/start": 404, "/hb/SECRET": 404})
+        res = run_aidd("--project-dir", str(project), "--max-iterations", "2",
+                       "--notify-webhook", server.url + "/hook/SECRET", *desktop,
+                       "--notify", f"ntfy:{server.url}/topic",
+                       "--heartbeat-url", server.url + "/hb/SECRET", "--heartbeat-interval", "1",
+                       *ARGS, env=env)
+        assert res.code == 0, res.out + res.err
+    assert [r.headers["Title"] for r in server.to("/topic")] == [
+        "aidd proj: agent killed after silence", "aidd proj: run ended: done (exit 0)"]
+    failed = [(e["target"], e["trigger"], e["error"], e["tries"])
+              for e in events(project, "notify_failed")]
+    shown = server.url + "/…"
+    assert failed == [(f"heartbeat ping {shown}", "heartbeat", "HTTP 404", 1),
+                      (f"webhook {shown}", "idle_kill", "HTTP 404", 1)]
+    out = res.out + res.err
+    assert f"heartbeat ping {shown} failed: HTTP 404 (after 1 try); said again once a ping " \
+           "succeeds" in out
+    assert f"notification idle_kill to webhook {shown} failed: HTTP 404 (after 1 try)" in out
+    assert out.count("heartbeat ping") == 1  # the periodic ones failed too: said once
+    assert bool(desktop) == ("desktop notifications off: notify-send is not on PATH" in out)
+    assert "SECRET" not in _everything_written(project, out)
+    validate_file(project)  # run_end stays the last line
+
+
+def _timed(run_aidd: RunAidd, env: dict[str, str], root: Path, *extra: str) -> float:
+    """One run on its own project, the fake agent counting its invocations afresh."""
+    (root / "proj").mkdir(parents=True)
+    (root / "proj" / "README.md").write_text("existing code\n")
+    (root / "records").mkdir()
+    start = time.monotonic()
+    res = run_aidd("--project-dir", str(root / "proj"), "--max-iterations", "2", *ARGS, *extra,
+                   env={**env, "FAKE_AGENT_RECORD": str(root / "records")})
+    assert res.code == 0, res.out + res.err
+    return time.monotonic() - start
+
+
+def test_a_dead_endpoint_delays_nothing(run_aidd: RunAidd, env: dict[str, str],
+                                        fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """The same run (an idle kill, a rate-limit pause, an end: each notified) with every
+    target and the heartbeat on an endpoint that never answers, and without; the best of two
+    of each, so a loaded machine's noise does not decide."""
+    fake_agent.script(SILENT, LIMITED, OK)
+    with dead_endpoint() as dead:
+        _user_config(env, f"notify:\n  - {{type: ntfy, url: '{dead}/t', min_pause_minutes: 0}}\n")
+        dead_args = ("--notify-webhook", dead + "/hook", "--heartbeat-url", dead + "/hb")
+        plain, with_dead = [], []
+        for n in range(2):
+            plain.append(_timed(run_aidd, {**env, "XDG_CONFIG_HOME": str(tmp_path / "none")},
+                                tmp_path / f"plain{n}"))
+            with_dead.append(_timed(run_aidd, env, tmp_path / f"dead{n}", *dead_args))
+    assert min(with_dead) - min(plain) < 1.0, (plain, with_dead)
