@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -68,16 +69,35 @@ def _fresh_line(fd: int) -> bytes:
 
 def read_events(path: Path) -> list[dict[str, Any]]:
     """Every parseable line; a torn last line from a crash is skipped (LOG-40)."""
+    return load_events(path).events
+
+
+@dataclass(frozen=True)
+class EventsRead:
+    events: list[dict[str, Any]]
+    skipped: int  # lines that are not a JSON object: torn by a crash, or written by someone else
+    error: str | None  # why the file was not read at all (over the cap, a FIFO, a link out)
+
+
+def load_events(path: Path) -> EventsRead:
+    """`read_events`, saying what it left out: the file is untrusted, a reader must not crash
+    on it, and a report should say when it could not believe all of it."""
     try:  # a project file: never a FIFO that blocks, a link out, or gigabytes (fsio)
         raw = read_file(path.parent, path, EVENTS_LIMIT)
-    except OSError:
-        return []
+    except FileNotFoundError:
+        return EventsRead([], 0, None)
+    except OSError as exc:
+        return EventsRead([], 0, str(exc))
     out: list[dict[str, Any]] = []
+    skipped = 0
     for line in raw.splitlines():
         try:
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # UnicodeDecodeError included; a planted
+            skipped += bool(line.strip())          # line nested deep enough to exhaust the stack
             continue
         if isinstance(obj, dict):
             out.append(obj)
-    return out
+        else:
+            skipped += 1
+    return EventsRead(out, skipped, None)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from aidd.events import EventLog, read_events
+from aidd.events import EventLog, EventsRead, load_events, read_events
 from tests.fakes.clock import FakeClock
 from tests.planted import plant
 
@@ -47,3 +47,21 @@ def test_a_planted_events_file_reads_as_no_events_without_blocking(tmp_path: Pat
     automaker = tmp_path / "proj" / ".automaker"
     path = plant(automaker / "events.jsonl", kind, outside)
     assert read_events(path) == []  # a FIFO without a writer would block a plain read
+
+
+def test_load_events_counts_what_it_skips_and_never_crashes(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    deep = b"[" * 100_000 + b"]" * 100_000
+    path.write_bytes(b'{"event": "a"}\n\nnot json\n[1, 2]\n' + deep
+                     + b'\n\xff\xfe\n{"event": "b"}\n')
+    read = load_events(path)
+    assert [e["event"] for e in read.events] == ["a", "b"]
+    assert (read.skipped, read.error) == (4, None)  # the blank line is not counted
+
+
+def test_load_events_says_why_a_file_was_not_read(tmp_path: Path) -> None:
+    assert load_events(tmp_path / "missing.jsonl") == EventsRead([], 0, None)
+    path = plant(tmp_path / "proj" / "events.jsonl", "fifo", tmp_path / "x")
+    read = load_events(path)
+    assert read.events == []
+    assert read.error
