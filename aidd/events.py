@@ -82,22 +82,40 @@ class EventsRead:
 def load_events(path: Path) -> EventsRead:
     """`read_events`, saying what it left out: the file is untrusted, a reader must not crash
     on it, and a report should say when it could not believe all of it."""
+    lines, error = event_lines(path)
+    out: list[dict[str, Any]] = []
+    skipped = 0
+    for line in lines:
+        event = parse_event(line)
+        if event is not None:
+            out.append(event)
+        else:
+            skipped += bool(line.strip())
+    return EventsRead(out, skipped, error)
+
+
+def event_lines(path: Path) -> tuple[list[str] | list[bytes], str | None]:
+    """The file's lines, unparsed (a reader may skip the ones it needs not), and why it could
+    not be read at all."""
     try:  # a project file: never a FIFO that blocks, a link out, or gigabytes (fsio)
         raw = read_file(path.parent, path, EVENTS_LIMIT)
     except FileNotFoundError:
-        return EventsRead([], 0, None)
+        return [], None
     except OSError as exc:
-        return EventsRead([], 0, str(exc))
-    out: list[dict[str, Any]] = []
-    skipped = 0
-    for line in raw.splitlines():
-        try:
-            obj = json.loads(line)
-        except (ValueError, RecursionError):  # UnicodeDecodeError included; a planted
-            skipped += bool(line.strip())          # line nested deep enough to exhaust the stack
-            continue
-        if isinstance(obj, dict):
-            out.append(obj)
-        else:
-            skipped += 1
-    return EventsRead(out, skipped, None)
+        return [], str(exc)
+    try:  # one decode for the file, not one per line: a third of the time at 40,000 lines
+        return raw.decode("utf-8").split("\n"), None  # not splitlines(): U+2028 is text
+    except UnicodeDecodeError:
+        return raw.split(b"\n"), None  # each line on its own: a bad one is skipped alone
+
+
+def parse_event(line: str | bytes) -> dict[str, Any] | None:
+    """One line as an event; None for a torn line, one that is not JSON or not an object."""
+    try:
+        obj = _DECODER.decode(line) if isinstance(line, str) else json.loads(line)
+    except (ValueError, RecursionError):  # UnicodeDecodeError included; a planted line
+        return None                       # nested deep enough to exhaust the stack
+    return obj if isinstance(obj, dict) else None
+
+
+_DECODER = json.JSONDecoder()

@@ -6,41 +6,34 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
-from aidd.events import load_events
 from aidd.project.checkpoints import CheckpointError, CheckpointStore
 from aidd.project.features import load_features
 from aidd.project.lockfile import holder_running, read_lock
 from aidd.project.paths import ProjectPaths
 from aidd.reports.morning import attention, features, fmt
 from aidd.reports.morning.history import GitView
+from aidd.reports.morning.reading import read_window
 from aidd.reports.morning.record import (
     Count,
     Diffstat,
-    EventsSeen,
     Features,
     Gate,
     MorningReport,
     RunRow,
     Window,
 )
-from aidd.reports.morning.tally import Tally, when
-from aidd.reports.morning.window import choose_window
+from aidd.reports.morning.tally import Tally
 from aidd.session import procfs
 
 
 def build_report(paths: ProjectPaths, since: str | None, now: datetime,
                  environ: Mapping[str, str]) -> MorningReport:
-    read = load_events(paths.events)
-    timed = [(event, at) for event in read.events if (at := when(event.get("ts"))) is not None]
-    starts = [at for event, at in timed if event.get("event") == "run_start"]
-    window = choose_window(since, now, max(starts, default=None),
-                           min((at for _, at in timed), default=None))
+    read = read_window(paths.events, since, now)
+    window, seen = read.window, read.seen
     tally = Tally(window.start)
-    for event, at in timed:
+    for event, at in read.events:
         tally.add(event, at)
     tally.attempts.sort(key=lambda a: a.ended_at)
-    seen = EventsSeen(len(timed), tally.in_window, read.skipped + len(read.events) - len(timed),
-                      read.error)
     runs = _runs(tally, _running_run(paths))
     feature_view, diffstat = _from_git(paths, tally, window, environ)
     gate = Gate(tally.gate_rows(), tally.gate_runs, tally.baseline_failing, tally.reverted)
@@ -78,7 +71,7 @@ def _runs(tally: Tally, running: str | None) -> tuple[RunRow, ...]:
         if reason is None:
             alive = running is not None and run.endswith(running) and run == _newest(tally)
             reason = "running" if alive else "no run_end"
-        rows.append(RunRow(fmt.clean(run, 60), seen.started_at, seen.ended_at,
+        rows.append(RunRow(seen.name, seen.started_at, seen.ended_at,
                            fmt.clean(reason, 40), seen.exit_code, seen.duration_s,
                            seen.attempts))
     return tuple(rows)

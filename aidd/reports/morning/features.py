@@ -114,12 +114,14 @@ def _attempt_at(attempts: Sequence[AttemptRow], moment: datetime) -> AttemptRow 
 
 
 def _commit_of(attempt: AttemptRow | None, commits: Sequence[Commit]) -> Commit | None:
-    """The newest project commit git stamped while the attempt ran."""
+    """The newest project commit git stamped while the attempt ran (`commits` oldest
+    first)."""
     if attempt is None:
         return None
-    inside = [c for c in commits
-              if attempt.started_at - _SLACK <= c.at <= attempt.ended_at + _SLACK]
-    return max(inside, key=lambda c: c.at, default=None)
+    i = bisect.bisect_right(commits, attempt.ended_at + _SLACK, key=lambda c: c.at)
+    if i and commits[i - 1].at >= attempt.started_at - _SLACK:
+        return commits[i - 1]
+    return None
 
 
 def _passing(now: dict[str, FeatureNow], name: str) -> bool:

@@ -17,6 +17,8 @@ RESULT_NAMES = {0: "success", 70: "no assistant output", 71: "idle timeout",
 
 @functools.lru_cache(maxsize=4096)  # reasons, kinds and run ids repeat thousands of times
 def clean(value: str, limit: int = 200) -> str:
+    if len(value) <= limit and value.isprintable():  # no control, surrogate or format char
+        return value
     text = _UNSAFE.sub("?", value)
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
@@ -36,8 +38,8 @@ def count(value: int) -> str:
 
 
 def usd(value: float) -> str:
-    """Cents once there are dollars; a night of fake or cheap attempts keeps four decimals."""
-    return f"${value:,.2f}" if value >= 1 or value == 0 else f"${value:.4f}"
+    """Cents from ten cents up; below, four decimals (a cheap model's attempt costs less)."""
+    return f"${value:,.2f}" if value >= 0.1 or value == 0 else f"${value:.4f}"
 
 
 def duration(seconds: float | None) -> str:

@@ -5,7 +5,6 @@ of the window, and the project's own commits."""
 from __future__ import annotations
 
 import itertools
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -15,8 +14,8 @@ from aidd.project.checkpoints import INDEX, CheckpointError, CheckpointStore
 from aidd.project.limits import FEATURE as FEATURE_FILE_LIMIT
 from aidd.reports.morning.fmt import clean
 from aidd.reports.morning.record import CheckpointRow, Diffstat, FileChange
+from aidd.reports.morning.tally import HEX
 
-_HEX = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _FEATURES = ".automaker/features/"
 _TOP_FILES = 10
 _COMMITS = 2000  # the newest project commits looked at: a night makes tens, not thousands
@@ -59,10 +58,17 @@ class GitView:
             return None
 
     def existing(self, checkpoints: list[CheckpointRow]) -> list[CheckpointRow]:
-        """The checkpoints whose commit is still there (pruned runs' go with git's gc)."""
-        shas = sorted({c.commit for c in checkpoints if _HEX.match(c.commit)})
-        types = self._object_types(shas)
-        return [c for c in checkpoints if types.get(c.commit, ("",))[0] == "commit"]
+        """The checkpoints of the runs whose commits are still there (a pruned run's go with
+        git's gc). A run's checkpoints are a chain, each the parent of the next, so its last
+        one being there vouches for the rest: one look per run, not per checkpoint; only a run
+        whose last one is missing (or was never real) has each of its own looked at."""
+        last = {c.run: c.commit for c in checkpoints}
+        types = self._object_types(sorted(set(last.values())))
+        kept = {run for run, sha in last.items() if types.get(sha, ("",))[0] == "commit"}
+        doubtful = sorted({c.commit for c in checkpoints if c.run not in kept})
+        types.update(self._object_types(doubtful))
+        return [c for c in checkpoints
+                if c.run in kept or types.get(c.commit, ("",))[0] == "commit"]
 
     def _object_types(self, shas: list[str]) -> dict[str, tuple[str, int]]:
         out = self._git("cat-file", "--batch-check", stdin="".join(s + "\n" for s in shas)
@@ -98,7 +104,7 @@ class GitView:
 
     def _blobs(self, shas: set[str]) -> dict[str, Any]:
         """Parsed feature files by blob id: those of a feature file's size only."""
-        sizes = self._object_types(sorted(s for s in shas if _HEX.match(s) and s.strip("0")))
+        sizes = self._object_types(sorted(s for s in shas if HEX.match(s) and s.strip("0")))
         wanted = [s for s, (kind, size) in sizes.items()
                   if kind == "blob" and size <= FEATURE_FILE_LIMIT]
         out = self._git("cat-file", "--batch", stdin="".join(s + "\n" for s in wanted)
@@ -133,7 +139,7 @@ class GitView:
                         tuple(top))
 
     def commits_since(self, start: datetime) -> list[Commit]:
-        """The project's own commits since `start`, newest first (none for a private repo)."""
+        """The project's own commits since `start`, oldest first (none for a private repo)."""
         if self.private:
             return []
         stamp = start.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -143,15 +149,15 @@ class GitView:
         for line in (out or b"").decode("utf-8", "replace").splitlines():
             sha, _, rest = line.partition(" ")
             stamp_s, _, subject = rest.partition(" ")
-            if _HEX.match(sha) and stamp_s.isdigit():
+            if HEX.match(sha) and stamp_s.isdigit():
                 commits.append(Commit(sha, datetime.fromtimestamp(int(stamp_s), UTC),
                                       clean(subject, 100)))
-        return commits
+        return sorted(commits, key=lambda c: c.at)
 
     def head(self) -> str | None:
         out = (self._git("rev-parse", "-q", "--verify", "HEAD^{commit}") or b"").decode(
             "ascii", "replace").strip()
-        return out if _HEX.match(out) else None
+        return out if HEX.match(out) else None
 
     def base_commit(self, start: datetime) -> str | None:
         """The project's last commit before `start`, else its first one."""
@@ -159,7 +165,7 @@ class GitView:
         for args in (("rev-list", "-1", f"--before={stamp}", "HEAD"),
                      ("rev-list", "--max-parents=0", "HEAD")):
             out = (self._git(*args) or b"").decode("ascii", "replace").split()
-            if out and _HEX.match(out[-1]):
+            if out and HEX.match(out[-1]):
                 return out[-1]
         return None
 
@@ -178,7 +184,7 @@ def _parse_raw(listing: bytes) -> list[tuple[tuple[str, str], str, str]]:
             if len(meta) == 5 and feature is not None and commit:
                 out.append(((commit, feature), meta[2], meta[3]))
             continue
-        if _HEX.match(token.strip()):
+        if HEX.match(token.strip()):
             commit = token.strip()
         i += 1
     return out

@@ -5,6 +5,7 @@ of the wrong type counts as absent, never as a crash."""
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from aidd.reports.morning.fmt import clean
 from aidd.reports.morning.record import AttemptRow, CheckpointRow, GateRow, Pauses, Usage
 
 TOKEN_KINDS = ("input", "output", "reasoning", "cache_read", "cache_write")
+HEX = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")  # a commit id, and nothing git could misread
 
 
 def when(value: Any) -> datetime | None:
@@ -45,6 +47,7 @@ def text(value: Any, limit: int = 200) -> str | None:
 
 @dataclass
 class RunSeen:
+    name: str  # the run id, safe to show
     started_at: datetime | None = None
     ended_at: datetime | None = None
     reason: str | None = None
@@ -84,13 +87,16 @@ class Tally:
     notable: list[dict[str, Any]] = field(default_factory=list)  # stuck, budget, thresholds
     in_window: int = 0
     _gates: dict[str, _GateSeen] = field(default_factory=dict)
+    _run: RunSeen = field(default_factory=lambda: RunSeen(""))  # the run of the event at hand
     _starts: dict[tuple[str, int], tuple[datetime, str | None]] = field(default_factory=dict)
 
     def add(self, event: dict[str, Any], at: datetime) -> None:
-        run, name = text(event.get("run")), text(event.get("event"))
-        if run is None or name is None:
+        run, name = event.get("run"), event.get("event")
+        if not isinstance(run, str) or not isinstance(name, str):
             return
-        seen = self.runs.setdefault(run, RunSeen())
+        seen = self.runs.get(run)
+        if seen is None:  # a run id is shown, so made safe to show, once per run
+            seen = self.runs[run] = RunSeen(clean(run, 60))
         if name == "run_start":
             seen.started_at = at
         elif name == "run_end":
@@ -99,9 +105,10 @@ class Tally:
             return
         seen.in_window = True
         self.in_window += 1
+        self._run = seen
         handler = _HANDLERS.get(name)
         if handler is not None:
-            handler(self, run, event, at)
+            handler(self, seen.name, event, at)
 
     @staticmethod
     def _run_end(seen: RunSeen, event: dict[str, Any], at: datetime) -> None:
@@ -128,11 +135,12 @@ class Tally:
         estimated = event.get("cost_estimated") is True
         self.attempts.append(AttemptRow(run, num, started, at, result, outcome, reason, kind,
                                         sum(tokens.values()), cost, estimated))
-        self.runs[run].attempts += 1
+        self._run.attempts += 1
         self.results[result] += 1
         if outcome in ("failure", "fatal"):
             self.failures[reason] += 1
-        self.tokens.update(tokens)
+        for key, amount in tokens.items():
+            self.tokens[key] += amount
         if cost is None:
             self.unknown_cost += 1
         elif estimated:
@@ -149,8 +157,8 @@ class Tally:
         self.pace_s += max(0.0, number(event.get("seconds")) or 0.0)
 
     def _checkpoint(self, run: str, event: dict[str, Any], at: datetime) -> None:
-        label, ref, commit = (text(event.get(k)) for k in ("label", "ref", "commit"))
-        if label and ref and commit:
+        label, ref, commit = text(event.get("label")), text(event.get("ref")), event.get("commit")
+        if label and ref and isinstance(commit, str) and HEX.match(commit):
             self.checkpoints.append(CheckpointRow(run, integer(event.get("number")), label,
                                                   ref, commit, at, integer(event.get("files"))))
 

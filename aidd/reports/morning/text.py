@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from aidd.reports.morning import fmt
 from aidd.reports.morning.record import Diffstat, Features, Gate, MorningReport
 
@@ -17,7 +19,7 @@ def render_text(report: MorningReport) -> str:
         f"{fmt.clean(window.since, 40)})",
         f"Project   {report.project_dir}",
         "", "## Look at first",
-        *([f"{i}. {a.message}" for i, a in enumerate(report.attention, 1)]
+        *([_wrap(f"{i}. {a.message}") for i, a in enumerate(report.attention, 1)]
           or ["nothing stands out"]),
         "", "## Runs", *_runs(report),
         "", *_attempts(report),
@@ -35,7 +37,13 @@ def render_text(report: MorningReport) -> str:
 
 
 def _fit(line: str) -> str:
-    return line if len(line) <= WIDTH else line[:WIDTH - 1] + "…"
+    """A table row is cut at the edge; prose was wrapped before (`_wrap`)."""
+    return "\n".join(part if len(part) <= WIDTH else part[:WIDTH - 1] + "…"
+                     for part in line.split("\n"))
+
+
+def _wrap(line: str) -> str:
+    return textwrap.fill(line, WIDTH, subsequent_indent="   ", break_on_hyphens=False)
 
 
 def _runs(report: MorningReport) -> list[str]:
@@ -72,10 +80,10 @@ def _features(f: Features) -> list[str]:
         lines.append(f"{p.feature:<30} {fmt.attempt(p.number):>7} {fmt.short(p.at):<11} "
                      f"{where}{mark}")
     if f.failed_again:
-        lines.append("failed again: " + ", ".join(f.failed_again))
+        lines.append(_wrap("failed again: " + ", ".join(f.failed_again)))
     if f.struggling:
-        lines.append("changed without passing: " + ", ".join(
-            f"{name} ({fmt.plural(n, 'attempt')})" for name, n in f.struggling[:10]))
+        lines.append(_wrap("changed without passing: " + ", ".join(
+            f"{name} ({fmt.plural(n, 'attempt')})" for name, n in f.struggling[:10])))
     return lines
 
 
@@ -114,8 +122,9 @@ def _gate(gate: Gate) -> list[str]:
         state = (f"red since attempt {fmt.attempt(row.red_since)}" if row.red
                  else "green" if row.ok else "known failures only")
         new = f" ({', '.join(row.new)})" if row.red and row.new else ""
-        lines.append(f"{row.name[:20]:<20} {state}, attempt {fmt.attempt(row.number)}: "
-                     f"{row.new_failures} new, {row.known_failures} known{new}")
+        lines.append(_wrap(f"{row.name[:20]:<20} {state} (last run after "
+                           f"{fmt.attempt(row.number)}): {row.new_failures} new, "
+                           f"{row.known_failures} known{new}"))
     return lines
 
 
