@@ -24,7 +24,7 @@ _ACTIONS = (
     ("extract-batch", "write iterations/NNN.json for every log, then exit"),
     ("check-features", "validate every feature.json, then exit"),
     ("status", "print the status report (filters apply), then exit"),
-    ("json", "with --status: print JSON instead of text"),
+    ("json", "with --status, --checkpoints or --report: print JSON instead of text"),
     ("stop", "ask a running aidd to stop after its current agent run"),
     ("checkpoints", "list this project's checkpoints (with --json: as JSON), then exit"),
     ("report", "print the morning report: runs, attempts, features passed, changes, cost, "
@@ -92,14 +92,14 @@ def _build_command() -> click.Command:
 
     for opt in reversed(OPTIONS):
         callback = _click_option(opt)(callback)
+    for name, metavar, text in reversed(_REPORT_VALUES):  # listed after --report
+        callback = click.option(f"--{name}", name, metavar=metavar, default=None,
+                                help=text)(callback)
     for name, text in reversed(_ACTIONS):
         callback = click.option(f"--{name}", name.replace("-", "_"), is_flag=True,
                                 help=text)(callback)
     callback = click.option("--rollback", "rollback", metavar="CHECKPOINT", default=None,
                             help=_ROLLBACK_HELP)(callback)
-    for name, metavar, text in reversed(_REPORT_VALUES):
-        callback = click.option(f"--{name}", name, metavar=metavar, default=None,
-                                help=text)(callback)
     callback = click.version_option(__version__, "-v", "--version", prog_name="aidd",
                                     message="%(prog)s %(version)s")(callback)
     return click.command(

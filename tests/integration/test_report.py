@@ -58,7 +58,7 @@ def test_the_json_report_is_versioned_and_agrees_with_the_events(
     data: dict[str, Any] = json.loads(done.out)
     assert data["schema"] == 1
     assert data["attempts"]["total"] == 3
-    assert {c["key"]: c["count"] for c in data["attempts"]["by_result"]} == {"0": 2, "3": 1}
+    assert {c["result"]: c["count"] for c in data["attempts"]["by_result"]} == {0: 2, 3: 1}
     assert [p["feature"] for p in data["features"]["became_passing"]] == ["feature-1-a"]
     assert data["features"]["became_passing"][0]["attempt"] == 1
     assert data["usage"]["cost_usd"]["reported"] == pytest.approx(0.02 + 0.001)  # fake default

@@ -8,7 +8,6 @@ from typing import Any
 from aidd.reports.morning.fmt import iso
 from aidd.reports.morning.record import (
     AttemptRow,
-    Count,
     Diffstat,
     Features,
     Gate,
@@ -27,9 +26,12 @@ def report_json(report: MorningReport) -> dict[str, Any]:
         "project": {"dir": str(report.project_dir), "name": report.project_name},
         "window": {"start": iso(window.start), "end": iso(window.end), "since": window.since},
         "runs": [_run(r) for r in report.runs],
-        "attempts": {"total": len(report.attempts), "by_result": _counts(report.results),
+        "attempts": {"total": len(report.attempts),
+                     "by_result": [{"result": int(c.key), "label": c.label, "count": c.count}
+                                   for c in report.results],
                      "list": [_attempt(a) for a in report.attempts]},
-        "failures": _counts(report.failures),
+        "failures": [{"reason": c.key, "label": c.label, "count": c.count}
+                     for c in report.failures],
         "features": _features(report.features),
         "diffstat": _diffstat(report.diffstat),
         "usage": {"tokens": dict(usage.tokens), "tokens_total": usage.total_tokens,
@@ -63,10 +65,6 @@ def _attempt(a: AttemptRow) -> dict[str, Any]:
             "reason": a.reason, "kind": a.kind, "tokens": a.tokens,
             "cost_usd": None if a.cost_usd is None else round(a.cost_usd, 6),
             "cost_estimated": a.cost_estimated}
-
-
-def _counts(counts: tuple[Count, ...]) -> list[dict[str, Any]]:
-    return [{"key": c.key, "label": c.label, "count": c.count} for c in counts]
 
 
 def _features(f: Features) -> dict[str, Any]:

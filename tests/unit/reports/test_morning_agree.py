@@ -54,7 +54,7 @@ def figures(data: dict[str, Any]) -> list[str]:
     for run in data["runs"]:
         out += [run["run"], f"{fmt.duration(run['duration_s'])} {run['reason']} "
                 f"{'-' if run['exit_code'] is None else run['exit_code']} {run['attempts']}"]
-    out += [f"{c['key']} {c['label']} {fmt.count(c['count'])}"
+    out += [f"{c['result']} {c['label']} {fmt.count(c['count'])}"
             for c in data["attempts"]["by_result"]]
     out += [f"{c['label']} {fmt.count(c['count'])}" for c in data["failures"]]
     f = data["features"]
