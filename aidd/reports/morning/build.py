@@ -4,25 +4,23 @@ read, in one record that every renderer shows."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
-from aidd.project.checkpoints import CheckpointError, CheckpointStore
+from aidd.project.checkpoints import CheckpointStore
 from aidd.project.features import load_features
 from aidd.project.lockfile import holder_running, read_lock
 from aidd.project.paths import ProjectPaths
 from aidd.reports.morning import attention, features, fmt
-from aidd.reports.morning.history import GitView
+from aidd.reports.morning.history import read_history
 from aidd.reports.morning.reading import read_window
 from aidd.reports.morning.record import (
     Count,
-    Diffstat,
-    Features,
     Gate,
     MorningReport,
     RunRow,
-    Window,
 )
-from aidd.reports.morning.tally import Tally
+from aidd.reports.morning.tally import Tally, checkpoint_rows
 from aidd.session import procfs
 
 
@@ -30,12 +28,23 @@ def build_report(paths: ProjectPaths, since: str | None, now: datetime,
                  environ: Mapping[str, str]) -> MorningReport:
     read = read_window(paths.events, since, now)
     window, seen = read.window, read.seen
-    tally = Tally(window.start)
-    for event, at in read.events:
-        tally.add(event, at)
-    tally.attempts.sort(key=lambda a: a.ended_at)
+    points = checkpoint_rows(read.events, window.start)
+    store = CheckpointStore(paths.root, "", environ)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # git works on the other core while this thread adds the events up.
+        history = pool.submit(read_history, store, points, window.start)
+        tally = Tally(window.start)
+        for event, at in read.events:
+            tally.add(event, at)
+        tally.attempts.sort(key=lambda a: a.ended_at)
+        now_files = features.features_now(load_features(paths, validate=False)
+                                          if paths.features.is_dir() else [],
+                                          str(paths.features))
+        found = history.result()
     runs = _runs(tally, _running_run(paths))
-    feature_view, diffstat = _from_git(paths, tally, window, environ)
+    feature_view = (features.from_changes(found.changes, now_files, tally.attempts,
+                                          found.commits) if found.kept
+                    else features.from_mtimes(now_files, window, tally.attempts, found.commits))
     gate = Gate(tally.gate_rows(), tally.gate_runs, tally.baseline_failing, tally.reverted)
     pauses = tally.pauses()
     facts = attention.Facts(window, runs, tally.attempts, feature_view, gate, pauses,
@@ -47,8 +56,8 @@ def build_report(paths: ProjectPaths, since: str | None, now: datetime,
                       for code, n in sorted(tally.results.items())),
         failures=tuple(Count(reason, reason.replace("_", " "), n)
                        for reason, n in tally.failures.most_common()),
-        features=feature_view, diffstat=diffstat, usage=tally.usage(), pauses=pauses,
-        gate=gate, checkpoints=tuple(tally.checkpoints),
+        features=feature_view, diffstat=found.diffstat, usage=tally.usage(), pauses=pauses,
+        gate=gate, checkpoints=tuple(points),
         attention=attention.first_things(facts), events=seen)
 
 
@@ -79,40 +88,4 @@ def _runs(tally: Tally, running: str | None) -> tuple[RunRow, ...]:
 
 def _newest(tally: Tally) -> str:
     return next(reversed(tally.runs))
-
-
-def _from_git(paths: ProjectPaths, tally: Tally, window: Window,
-              environ: Mapping[str, str]) -> tuple[Features, Diffstat | None]:
-    now = features.features_now(load_features(paths, validate=False)
-                                if paths.features.is_dir() else [], str(paths.features))
-    view = _git_view(paths, environ)
-    if view is None:
-        return features.from_mtimes(now, window, tally.attempts, []), None
-    commits = view.commits_since(window.start)
-    kept = view.existing(tally.checkpoints)
-    if kept:
-        changes = view.feature_changes(kept)
-        diff = view.diffstat(kept[0].commit, kept[-1].commit, "checkpoints",
-                             (kept[0].ref, kept[-1].ref))
-        return features.from_changes(changes, now, tally.attempts, commits), diff
-    return features.from_mtimes(now, window, tally.attempts, commits), _git_diff(view, window)
-
-
-def _git_view(paths: ProjectPaths, environ: Mapping[str, str]) -> GitView | None:
-    store = CheckpointStore(paths.root, "", environ)
-    try:
-        return GitView(store) if store.exists() else None
-    except CheckpointError:  # a planted link where the private repository should be
-        return None
-
-
-def _git_diff(view: GitView, window: Window) -> Diffstat | None:
-    """No checkpoints: the project's commits since the window began."""
-    if view.private:
-        return None
-    base = view.base_commit(window.start)
-    head = view.head()
-    if base is None or head is None:
-        return None
-    return view.diffstat(base, head, "git", (base[:12], head[:12]))
 

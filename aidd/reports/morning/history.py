@@ -33,6 +33,37 @@ class Change:
 
 
 @dataclass(frozen=True)
+class Findings:
+    """What git said about the window."""
+
+    kept: list[CheckpointRow]  # the window's checkpoints whose commits are there
+    changes: list[Change]
+    commits: list[Commit]
+    diffstat: Diffstat | None
+
+
+NOTHING = Findings([], [], [], None)
+
+
+def read_history(store: CheckpointStore, checkpoints: list[CheckpointRow],
+                 start: datetime) -> Findings:
+    """Every git read of the report (a handful of git runs), or NOTHING without a
+    repository."""
+    try:
+        view = GitView(store) if store.exists() else None
+    except CheckpointError:  # a planted link where the private repository should be
+        return NOTHING
+    if view is None:
+        return NOTHING
+    commits = view.commits_since(start)
+    kept = view.existing(checkpoints)
+    if kept:
+        return Findings(kept, view.feature_changes(kept), commits, view.diffstat(
+            kept[0].commit, kept[-1].commit, "checkpoints", (kept[0].ref, kept[-1].ref)))
+    return Findings([], [], commits, view.commits_diffstat(start))
+
+
+@dataclass(frozen=True)
 class Commit:
     sha: str
     at: datetime
@@ -153,6 +184,15 @@ class GitView:
                 commits.append(Commit(sha, datetime.fromtimestamp(int(stamp_s), UTC),
                                       clean(subject, 100)))
         return sorted(commits, key=lambda c: c.at)
+
+    def commits_diffstat(self, start: datetime) -> Diffstat | None:
+        """No checkpoints: what the project's commits changed since `start`."""
+        if self.private:
+            return None
+        base, head = self.base_commit(start), self.head()
+        if base is None or head is None:
+            return None
+        return self.diffstat(base, head, "git", (base[:12], head[:12]))
 
     def head(self) -> str | None:
         out = (self._git("rev-parse", "-q", "--verify", "HEAD^{commit}") or b"").decode(

@@ -38,10 +38,10 @@ def read_window(path: Path, since: str | None, now: datetime) -> WindowEvents:
     events: list[tuple[dict[str, Any], datetime]] = []
     total = skipped = in_window = 0
     for line in lines:
-        if not line.strip():
+        if not line or line.isspace():
             continue
         total += 1
-        if isinstance(line, str) and _older(line, key):
+        if isinstance(line, str) and line.startswith(_PREFIX) and _older(line, key):
             continue
         event = parse_event(line)
         at = when(event.get("ts")) if event is not None else None
@@ -54,9 +54,10 @@ def read_window(path: Path, since: str | None, now: datetime) -> WindowEvents:
 
 
 def _older(line: str, key: str) -> bool:
-    """Written by aidd before the window starts, and no run's start or end."""
+    """Written by aidd (the caller saw its prefix) before the window starts, and no run's
+    start or end."""
     stamp = line[len(_PREFIX):len(_PREFIX) + 24]
-    return (line.startswith(_PREFIX) and stamp < key and _STAMP.fullmatch(stamp) is not None
+    return (stamp < key and _STAMP.fullmatch(stamp) is not None
             and not any(mark in line for mark in _RUN_MARKS))
 
 

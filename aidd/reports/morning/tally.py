@@ -83,7 +83,6 @@ class Tally:
     gate_runs: int = 0
     baseline_failing: int | None = None
     reverted: int = 0
-    checkpoints: list[CheckpointRow] = field(default_factory=list)
     notable: list[dict[str, Any]] = field(default_factory=list)  # stuck, budget, thresholds
     in_window: int = 0
     _gates: dict[str, _GateSeen] = field(default_factory=dict)
@@ -156,12 +155,6 @@ class Tally:
         self.paces += 1
         self.pace_s += max(0.0, number(event.get("seconds")) or 0.0)
 
-    def _checkpoint(self, run: str, event: dict[str, Any], at: datetime) -> None:
-        label, ref, commit = text(event.get("label")), text(event.get("ref")), event.get("commit")
-        if label and ref and isinstance(commit, str) and HEX.match(commit):
-            self.checkpoints.append(CheckpointRow(run, integer(event.get("number")), label,
-                                                  ref, commit, at, integer(event.get("files"))))
-
     def _baseline(self, run: str, event: dict[str, Any], at: datetime) -> None:
         commands = event.get("commands")
         rows = [c for c in commands if isinstance(c, dict)] if isinstance(commands, list) else []
@@ -229,7 +222,6 @@ _HANDLERS: dict[str, _Handler] = {
     "iteration_end": Tally._iteration_end,
     "rate_limit_sleep": Tally._rate_limit,
     "pace": Tally._pace,
-    "checkpoint": Tally._checkpoint,
     "gate_baseline": Tally._baseline,
     "gate": Tally._gate,
     "gate_passes": Tally._gate_passes,
@@ -237,3 +229,19 @@ _HANDLERS: dict[str, _Handler] = {
     "failure_threshold": Tally._notable,
     "budget_exhausted": Tally._notable,
 }
+
+
+def checkpoint_rows(events: list[tuple[dict[str, Any], datetime]],
+                    start: datetime) -> list[CheckpointRow]:
+    """The window's checkpoints, wanted before the rest is added up: git reads them while
+    this process tallies the other events (`build`)."""
+    rows = []
+    for event, at in events:
+        if event.get("event") != "checkpoint" or at < start:
+            continue
+        run, label, ref = (text(event.get(k)) for k in ("run", "label", "ref"))
+        commit = event.get("commit")
+        if run and label and ref and isinstance(commit, str) and HEX.match(commit):
+            rows.append(CheckpointRow(clean(run, 60), integer(event.get("number")), label,
+                                      ref, commit, at, integer(event.get("files"))))
+    return rows

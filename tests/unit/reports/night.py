@@ -130,20 +130,22 @@ def rich_night(root: Path) -> Night:
     night.start_run(4242)
     night.emit("gate_baseline", number=1, commands=[{"name": "pytest", "ok": True}],
                duration_s=2)
-    night.attempt(kind="initializer", features={"a": False, "b": False, "c": False})
-    night.attempt(features={"a": True}, files={"src/a.py": "a = 1\n"}, commit="feat: a works")
+    night.attempt(kind="initializer",
+                  features={"user-login": False, "cart-total": False, "search-box": False})
+    night.attempt(features={"user-login": True}, files={"src/login.py": "def login(): ...\n"},
+                  commit="feat: user login")
     night.emit("gate", number=2, name="pytest", ok=True, new_failures=0, known_failures=0,
                new=[])
-    night.attempt(71, reason="idle_timeout", features={"b": False}, cost=None, seconds=900)
+    night.attempt(71, reason="idle_timeout", features={"cart-total": False}, cost=None, seconds=900)
     night.attempt(74, outcome="rate_limited", reason="rate_limited", cost=0.0, seconds=30)
     night.emit("rate_limit_sleep", number=4, seconds=1800.0, source="retry_after")
     night.clock.advance(1800)
-    night.attempt(features={"b": False}, cost=0.25, estimated=True)
+    night.attempt(features={"cart-total": False}, cost=0.25, estimated=True)
     night.emit("gate", number=5, name="pytest", ok=False, new_failures=2, known_failures=1,
-               new=["tests/test_b.py::test_one", "tests/test_b.py::test_two"])
-    night.attempt(72, reason="provider_error", features={"b": False})
-    night.attempt(features={"c": True}, files={"src/c.py": "c = 3\n" * 10})
-    night.attempt(features={"c": False}, files={"src/a.py": "a = 2\n"})
+               new=["tests/test_cart.py::test_total", "tests/test_cart.py::test_tax"])
+    night.attempt(72, reason="provider_error", features={"cart-total": False})
+    night.attempt(features={"search-box": True}, files={"src/search.py": "query = 3\n" * 10})
+    night.attempt(features={"search-box": False}, files={"src/login.py": "def login(): pass\n"})
     night.emit("pace", number=9, utilization=0.91, window="five_hour", seconds=600.0)
     night.clock.advance(600)
     night.emit("budget_exhausted", budget="cost_usd", limit=3.0, used=3.25)

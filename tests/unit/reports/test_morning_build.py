@@ -28,15 +28,15 @@ def test_attempts_by_result_and_failures_by_reason(report: MorningReport) -> Non
 def test_features_that_became_passing_with_their_attempt_and_commit(report: MorningReport,
                                                                     night: Night) -> None:
     passed = {p.feature: p for p in report.features.passed}
-    assert sorted(passed) == ["a", "c"]
-    a = passed["a"]
-    assert (a.number, a.subject, a.passing_now) == (2, "feat: a works", True)
-    assert a.commit == night.git("log", "-1", "--format=%H", "--grep", "feat: a works")
-    assert a.checkpoint is not None
-    assert a.checkpoint.endswith("/002-end")
-    assert (passed["c"].number, passed["c"].commit, passed["c"].passing_now) == (7, None, False)
-    assert report.features.failed_again == ("c",)
-    assert dict(report.features.struggling) == {"b": 4, "c": 2}
+    assert sorted(passed) == ["search-box", "user-login"]
+    login, search = passed["user-login"], passed["search-box"]
+    assert (login.number, login.subject, login.passing_now) == (2, "feat: user login", True)
+    assert login.commit == night.git("log", "-1", "--format=%H", "--grep", "feat: user login")
+    assert login.checkpoint is not None
+    assert login.checkpoint.endswith("/002-end")
+    assert (search.number, search.commit, search.passing_now) == (7, None, False)
+    assert report.features.failed_again == ("search-box",)
+    assert dict(report.features.struggling) == {"cart-total": 4, "search-box": 2}
     assert (report.features.passing_now, report.features.total_now) == (1, 3)
     assert report.features.passing_at_start == 0
     assert [n for _, n in report.features.series][-3:] == [1, 2, 1]  # c passes, then fails
@@ -50,7 +50,7 @@ def test_the_diffstat_of_the_window_from_its_first_checkpoint_to_its_last(
     assert diff.base.endswith("-4242/001")
     assert diff.head.endswith("-4343/009-end")
     changed = {c.path: (c.added, c.deleted) for c in diff.top}
-    assert changed["src/c.py"] == (10, 0)
+    assert changed["src/search.py"] == (10, 0)
     assert diff.files == len(changed) == 5
 
 
