@@ -23,8 +23,9 @@ from aidd.reports.morning.tally import number, text
 SHOWN = 3
 SHORT_RUN_S = 600  # a run that ends this fast, other than by completion or a stop, failed
 STREAK = 3  # failed attempts in a row worth a look; also: attempts on one feature
-# Run endings that are what the user asked for, however soon they came.
-_EXPECTED_ENDS = ("completed", "stopped", "done", "running")
+# Run endings that are what the user asked for, however soon they came (a budget's end has
+# its own line).
+_EXPECTED_ENDS = ("completed", "stopped", "done", "running", "budget")
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,13 @@ class Change:
 
 
 @dataclass(frozen=True)
+class Commit:
+    sha: str
+    at: datetime
+    subject: str
+
+
+@dataclass(frozen=True)
 class Findings:
     """What git said about the window."""
 
@@ -61,13 +68,6 @@ def read_history(store: CheckpointStore, checkpoints: list[CheckpointRow],
         return Findings(kept, view.feature_changes(kept), commits, view.diffstat(
             kept[0].commit, kept[-1].commit, "checkpoints", (kept[0].ref, kept[-1].ref)))
     return Findings([], [], commits, view.commits_diffstat(start))
-
-
-@dataclass(frozen=True)
-class Commit:
-    sha: str
-    at: datetime
-    subject: str
 
 
 class GitView:
@@ -124,13 +124,10 @@ class GitView:
                             _FEATURES.rstrip("/"),
                             stdin="".join(f"{c} {p}\n" for c, (p, _) in pairs.items()).encode())
         raw = _parse_raw(listing or b"")
-        blobs = self._blobs({sha for _, old, new in raw for sha in (old, new)})
-        changes = []
-        for commit, old, new in raw:
-            feature = commit[1]
-            data_before, data_after = blobs.get(old), blobs.get(new)
-            changes.append(Change(feature, _passes(data_before), _passes(data_after),
-                                  _title(data_after), pairs[commit[0]][1]))
+        blobs = self._blobs({sha for _, _, old, new in raw for sha in (old, new)})
+        changes = [Change(feature, _passes(blobs.get(old)), _passes(blobs.get(new)),
+                          _title(blobs.get(new)), pairs[commit][1])
+                   for commit, feature, old, new in raw if commit in pairs]
         return sorted(changes, key=lambda c: c.checkpoint.at)
 
     def _blobs(self, shas: set[str]) -> dict[str, Any]:
@@ -210,19 +207,20 @@ class GitView:
         return None
 
 
-def _parse_raw(listing: bytes) -> list[tuple[tuple[str, str], str, str]]:
-    """((commit, feature), old blob, new blob) from `diff-tree --stdin -z` output."""
+def _parse_raw(listing: bytes) -> list[tuple[str, str, str, str]]:
+    """(commit, feature, old blob, new blob) for each feature.json in `diff-tree --stdin -z`
+    output: a commit's id, then per changed path `:<modes> <old> <new> <status>` and the
+    path, each ended by NUL."""
     out = []
     tokens = listing.decode("utf-8", "surrogateescape").split("\0")
     commit, i = "", 0
     while i < len(tokens):
         token = tokens[i]
         if token.startswith(":") and i + 1 < len(tokens):
-            meta, path = token[1:].split(), tokens[i + 1]
-            i += 2
-            feature = _feature_of(path)
+            meta, feature = token[1:].split(), _feature_of(tokens[i + 1])
             if len(meta) == 5 and feature is not None and commit:
-                out.append(((commit, feature), meta[2], meta[3]))
+                out.append((commit, feature, meta[2], meta[3]))
+            i += 2
             continue
         if HEX.match(token.strip()):
             commit = token.strip()

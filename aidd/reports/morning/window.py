@@ -33,7 +33,7 @@ def choose_window(value: str | None, now: datetime, last_run: datetime | None,
 
 def since_start(value: str, now: datetime) -> datetime:
     text = value.strip()
-    start = _duration(text, now) or _clock_time(text, now) or _iso_time(text, now)
+    start = _duration(text, now) or _clock_time(text, now) or _iso_time(text)
     if start is None:
         raise UsageError(f"--since: {_HELP}, got {shown(value)}")
     if start > now:
@@ -63,7 +63,7 @@ def _clock_time(text: str, now: datetime) -> datetime | None:
     return today if today <= now else today - timedelta(days=1)
 
 
-def _iso_time(text: str, now: datetime) -> datetime | None:
+def _iso_time(text: str) -> datetime | None:
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
