@@ -53,6 +53,7 @@ class Browser:
         self._proc = subprocess.Popen(
             [binary, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
              "--no-default-browser-check", "--disable-extensions", "--hide-scrollbars",
+             "--disable-dev-shm-usage",  # a container's small /dev/shm would crash it
              "--remote-debugging-pipe", f"--user-data-dir={self._profile}", "about:blank"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             close_fds=False, preexec_fn=lambda: _as_fds_3_and_4(to_browser, from_browser))

@@ -28,7 +28,7 @@ def build_report(paths: ProjectPaths, since: str | None, now: datetime,
                  environ: Mapping[str, str]) -> MorningReport:
     read = read_window(paths.events, since, now)
     window, seen = read.window, read.seen
-    points = checkpoint_rows(read.events, window.start)
+    points = checkpoint_rows(read.checkpoints)
     store = CheckpointStore(paths.root, "", environ)
     with ThreadPoolExecutor(max_workers=1) as pool:
         # git works on the other core while this thread adds the events up.

@@ -29,6 +29,7 @@ _DECODER = json.JSONDecoder()
 class WindowEvents:
     window: Window
     events: list[tuple[dict[str, Any], datetime]]  # in the window, and every run's ends
+    checkpoints: list[tuple[dict[str, Any], datetime]]  # the window's `checkpoint` events
     seen: EventsSeen
 
 
@@ -38,6 +39,7 @@ def read_window(path: Path, since: str | None, now: datetime) -> WindowEvents:
     key = window.start.astimezone(UTC).isoformat(timespec="milliseconds").replace(
         "+00:00", "Z")
     events: list[tuple[dict[str, Any], datetime]] = []
+    checkpoints: list[tuple[dict[str, Any], datetime]] = []
     total = skipped = in_window = 0
     for line in lines:
         if not line or line.isspace():
@@ -53,9 +55,16 @@ def read_window(path: Path, since: str | None, now: datetime) -> WindowEvents:
         if event is None or at is None:
             skipped += 1
             continue
-        in_window += at >= window.start
-        events.append((event, at))
-    return WindowEvents(window, events, EventsSeen(total, in_window, skipped, error))
+        if at < window.start:
+            events.append((event, at))
+            continue
+        in_window += 1
+        if event.get("event") == "checkpoint":  # git wants these first; nothing else does
+            checkpoints.append((event, at))
+        else:
+            events.append((event, at))
+    return WindowEvents(window, events, checkpoints,
+                        EventsSeen(total, in_window, skipped, error))
 
 
 def _aidd_line(line: str) -> dict[str, Any] | None:

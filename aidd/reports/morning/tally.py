@@ -16,6 +16,7 @@ from aidd.reports.morning.fmt import clean
 from aidd.reports.morning.record import AttemptRow, CheckpointRow, GateRow, Pauses, Usage
 
 TOKEN_KINDS = ("input", "output", "reasoning", "cache_read", "cache_write")
+_TOKENS_CAP = 1 << 53  # a count JSON numbers still hold exactly
 HEX = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")  # a commit id, and nothing git could misread
 
 
@@ -87,7 +88,6 @@ class Tally:
     baseline_failing: int | None = None
     reverted: int = 0
     notable: list[dict[str, Any]] = field(default_factory=list)  # stuck, budget, thresholds
-    in_window: int = 0
     _gates: dict[str, _GateSeen] = field(default_factory=dict)
     _run: RunSeen = field(default_factory=lambda: RunSeen(""))  # the run of the event at hand
     _starts: dict[tuple[str, int], tuple[datetime, str | None]] = field(default_factory=dict)
@@ -106,7 +106,6 @@ class Tally:
         if at < self.start:
             return
         seen.in_window = True
-        self.in_window += 1
         self._run = seen
         handler = _HANDLERS.get(name)
         if handler is not None:
@@ -213,12 +212,8 @@ def _tokens(value: Any) -> dict[str, int]:
     """The known kinds only: a planted map of a million keys costs nothing downstream."""
     if type(value) is not dict:
         return {}
-    out = {}
-    for key in TOKEN_KINDS:
-        amount = value.get(key)
-        if type(amount) is int and 0 <= amount < 1 << 53:
-            out[key] = amount
-    return out
+    return {key: amount for key in TOKEN_KINDS
+            if type(amount := value.get(key)) is int and 0 <= amount < _TOKENS_CAP}
 
 
 _Handler = Callable[[Tally, str, dict[str, Any], datetime], None]
@@ -236,14 +231,11 @@ _HANDLERS: dict[str, _Handler] = {
 }
 
 
-def checkpoint_rows(events: list[tuple[dict[str, Any], datetime]],
-                    start: datetime) -> list[CheckpointRow]:
-    """The window's checkpoints, wanted before the rest is added up: git reads them while
-    this process tallies the other events (`build`)."""
+def checkpoint_rows(events: list[tuple[dict[str, Any], datetime]]) -> list[CheckpointRow]:
+    """The window's `checkpoint` events (`reading` picked them out) as rows, wanted before the
+    rest is added up: git reads them while this process tallies the other events (`build`)."""
     rows = []
     for event, at in events:
-        if event.get("event") != "checkpoint" or at < start:
-            continue
         run, label, ref, commit = (event.get("run"), event.get("label"), event.get("ref"),
                                    event.get("commit"))
         if (type(run) is str and type(label) is str and type(ref) is str
