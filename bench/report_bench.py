@@ -34,10 +34,9 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import WORK, Result, env_with_repo, print_results, round_robin, timed
 
-LAYOUT_VERSION = "v1"
+LAYOUT_VERSION = "v2"
+ATTEMPTS = 10000
 TARGET_S = 1.0
-RUN = "20261124T220000Z-4242"
-START = datetime(2026, 11, 24, 22, 0, tzinfo=UTC)
 FLOOR = """
 import json, sys
 with open(sys.argv[1], "rb") as f:
@@ -57,11 +56,11 @@ def _blob(text: str) -> str:
     return f"data {len(data)}\n{text}\n"
 
 
-def _history(attempts: int, features: int) -> tuple[str, list[int]]:
+def _history(attempts: int, features: int, start: datetime, run: str) -> tuple[str, list[int]]:
     """A fast-import stream of one commit per attempt (its NNN-end checkpoint), and which
     attempts set which feature passing."""
     stream = ["reset refs/heads/main\n"]
-    stamp = int(START.timestamp())
+    stamp = int(start.timestamp())
     passed = []
     for i in range(1, attempts + 1):
         changes = [f"M 100644 inline src/mod{i % 200}.py\n" + _blob(f"value = {i}\n" * 20)]
@@ -76,34 +75,34 @@ def _history(attempts: int, features: int) -> tuple[str, list[int]]:
         when = stamp + i * 30
         stream.append(f"commit refs/heads/main\nmark :{i}\n"
                       f"committer aidd <aidd@localhost> {when} +0000\n"
-                      + _blob(f"aidd checkpoint {RUN} {i:03d}-end") + "".join(changes))
+                      + _blob(f"aidd checkpoint {run} {i:03d}-end") + "".join(changes))
     return "".join(stream), passed
 
 
-def _events(path: Path, attempts: int, commits: list[str]) -> None:
+def _events(path: Path, attempts: int, commits: list[str], start: datetime, run: str) -> None:
     rng = random.Random(7)
     lines = []
 
     def emit(at: datetime, event: str, **fields: object) -> None:
         stamp = at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-        lines.append(json.dumps({"v": 1, "ts": stamp, "run": RUN, "event": event, **fields}))
+        lines.append(json.dumps({"v": 1, "ts": stamp, "run": run, "event": event, **fields}))
 
-    emit(START, "run_start", aidd_version="0.1.0", pid=4242, cli="opencode")
-    emit(START, "gate_baseline", number=1, commands=[{"name": "pytest", "ok": True}],
+    emit(start, "run_start", aidd_version="0.1.0", pid=4242, cli="opencode")
+    emit(start, "gate_baseline", number=1, commands=[{"name": "pytest", "ok": True}],
          duration_s=3.0)
     for i in range(1, attempts + 1):
-        at = START + timedelta(seconds=i * 30)
+        at = start + timedelta(seconds=i * 30)
         result = rng.choice((0,) * 16 + (71, 72, 74, 75))
         outcome = {0: "success", 74: "rate_limited"}.get(result, "failure")
         before = commits[i - 2] if i > 1 else commits[0]
         emit(at, "iteration_start", number=i, index=i, of=None, phase="main", kind="coding",
              reason="onboarding complete", model=None, prompt_bytes=13000,
              log=f".automaker/iterations/{i:03d}.log", prompt_file=f"{i:03d}.prompt.md")
-        emit(at, "checkpoint", number=i, label=f"{i:03d}", ref=f"refs/aidd/checkpoints/{RUN}/"
+        emit(at, "checkpoint", number=i, label=f"{i:03d}", ref=f"refs/aidd/checkpoints/{run}/"
              f"{i:03d}", commit=before, files=0, duration_s=0.01)
         end = at + timedelta(seconds=25)
         emit(end, "checkpoint", number=i, label=f"{i:03d}-end",
-             ref=f"refs/aidd/checkpoints/{RUN}/{i:03d}-end", commit=commits[i - 1], files=1,
+             ref=f"refs/aidd/checkpoints/{run}/{i:03d}-end", commit=commits[i - 1], files=1,
              duration_s=0.02)
         emit(end, "iteration_end", number=i, result=result, outcome=outcome,
              reason={0: "exit_status", 74: "rate_limited", 71: "idle_timeout",
@@ -119,7 +118,7 @@ def _events(path: Path, attempts: int, commits: list[str]) -> None:
             emit(end, "gate", number=i, name="pytest", ok=True, exit=0, duration_s=3.0,
                  new_failures=0, known_failures=0, new=[], timed_out=False,
                  log=f".automaker/iterations/{i:03d}.gate.log")
-    emit(START + timedelta(seconds=attempts * 30 + 40), "run_end", exit_code=0, reason="done",
+    emit(start + timedelta(seconds=attempts * 30 + 40), "run_end", exit_code=0, reason="done",
          iterations=attempts, attempts=attempts, failures=0, rate_limit_sleeps=0, paused_s=0,
          duration_s=attempts * 30 + 40.0, tokens=None, cost_usd=None)
     path.write_text("\n".join(lines) + "\n")
@@ -134,14 +133,17 @@ def make_project(attempts: int) -> Path:
     (root / ".automaker").mkdir(parents=True)
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
     features = attempts // 20
-    stream, _ = _history(attempts, features)
+    # The night ends an hour before the project is made: in the past, like a real one.
+    start = (datetime.now(UTC) - timedelta(seconds=attempts * 30 + 3600)).replace(microsecond=0)
+    run = start.strftime("%Y%m%dT%H%M%SZ") + "-4242"
+    stream, _ = _history(attempts, features, start, run)
     marks = root / ".git" / "bench-marks"
     subprocess.run(["git", "fast-import", "--quiet", f"--export-marks={marks}"], cwd=root,
                    input=stream.encode(), check=True)
     by_mark = dict(line.split() for line in marks.read_text().splitlines())
     commits = [by_mark[f":{i}"] for i in range(1, attempts + 1)]
     subprocess.run(["git", "checkout", "-q", "-f", "main"], cwd=root, check=True)
-    _events(root / ".automaker" / "events.jsonl", attempts, commits)
+    _events(root / ".automaker" / "events.jsonl", attempts, commits, start, run)
     done.touch()
     return root
 
@@ -193,7 +195,7 @@ def results_for(attempts: int, times: dict[str, list[float]], lines: int) -> lis
 
 def run(quick: bool) -> list[Result]:
     """The rows for `bench/run.py`."""
-    attempts, repeat = 10000, 3 if quick else 7
+    attempts, repeat = ATTEMPTS, 3 if quick else 7
     project = make_project(attempts)
     lines = sum(1 for _ in (project / ".automaker" / "events.jsonl").open("rb"))
     return results_for(attempts, measure(project, repeat), lines)
@@ -201,7 +203,7 @@ def run(quick: bool) -> list[Result]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--attempts", type=int, default=10000)
+    parser.add_argument("--attempts", type=int, default=ATTEMPTS)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     project = make_project(args.attempts)

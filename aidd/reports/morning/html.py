@@ -42,6 +42,7 @@ border-radius:2px}
 @media (max-width:800px){.two{grid-template-columns:1fr}}
 footer{color:var(--mute);font-size:12px;margin:8px 0 24px}
 """
+SHOWN_FEATURES = 100  # a first night may pass hundreds: the JSON lists them all
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
@@ -164,11 +165,14 @@ def _features(f: Features) -> str:
              fmt.stamp(p.at),
              f"{p.commit[:12]} {p.subject or ''}" if p.commit
              else (p.checkpoint or "").rpartition("/")[2],
-             "yes" if p.passing_now else "no") for p in f.passed]
+             "yes" if p.passing_now else "no") for p in f.passed[:SHOWN_FEATURES]]
     parts = [f'<p class="sub">{_e(source)}</p>']
     if rows:
         parts.append(_table(("feature", "attempt", "at", "commit or checkpoint", "passes now"),
                             rows, {1}))
+    if len(f.passed) > SHOWN_FEATURES:
+        parts.append(f"<p>… and {_e(fmt.count(len(f.passed) - SHOWN_FEATURES))} more "
+                     "(--json lists them all)</p>")
     if f.failed_again:
         parts.append(f'<p class="red">failed again: {_e(", ".join(f.failed_again))}</p>')
     if f.struggling:

@@ -8,6 +8,7 @@ from aidd.reports.morning import fmt
 from aidd.reports.morning.record import Diffstat, Features, Gate, MorningReport
 
 WIDTH = 100
+SHOWN_FEATURES = 20  # a first night may pass hundreds: the JSON lists them all
 
 
 def render_text(report: MorningReport) -> str:
@@ -73,12 +74,15 @@ def _features(f: Features) -> list[str]:
              f"{fmt.count(f.passing_now)} of {fmt.count(f.total_now)} pass now ({source})"]
     if f.passed:
         lines.append(f"{'feature':<30} {'attempt':>7} {'at':<11} commit or checkpoint")
-    for p in f.passed:
+    for p in f.passed[:SHOWN_FEATURES]:
         where = (f"{p.commit[:12]} {p.subject or ''}" if p.commit
                  else (p.checkpoint or "").rpartition("/")[2])
         mark = "" if p.passing_now else " (failing now)"
         lines.append(f"{p.feature:<30} {fmt.attempt(p.number):>7} {fmt.short(p.at):<11} "
                      f"{where}{mark}")
+    if len(f.passed) > SHOWN_FEATURES:
+        lines.append(f"… and {fmt.count(len(f.passed) - SHOWN_FEATURES)} more (--json lists "
+                     "them all)")
     if f.failed_again:
         lines.append(_wrap("failed again: " + ", ".join(f.failed_again)))
     if f.struggling:
