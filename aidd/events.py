@@ -94,11 +94,13 @@ def load_events(path: Path) -> EventsRead:
     return EventsRead(out, skipped, error)
 
 
-def event_lines(path: Path) -> tuple[list[str] | list[bytes], str | None]:
+def event_lines(path: Path, root: Path | None = None) -> tuple[list[str] | list[bytes],
+                                                               str | None]:
     """The file's lines, unparsed (a reader may skip the ones it needs not), and why it could
-    not be read at all."""
+    not be read at all. `root`: the project, which the file may not lead out of (a symlinked
+    `.automaker` included); by default the file's own directory."""
     try:  # a project file: never a FIFO that blocks, a link out, or gigabytes (fsio)
-        raw = read_file(path.parent, path, EVENTS_LIMIT)
+        raw = read_file(root or path.parent, path, EVENTS_LIMIT)
     except FileNotFoundError:
         return [], None
     except OSError as exc:

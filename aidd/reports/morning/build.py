@@ -26,7 +26,7 @@ from aidd.session import procfs
 
 def build_report(paths: ProjectPaths, since: str | None, now: datetime,
                  environ: Mapping[str, str]) -> MorningReport:
-    read = read_window(paths.events, since, now)
+    read = read_window(paths.events, since, now, paths.root)
     window, seen = read.window, read.seen
     points = checkpoint_rows(read.checkpoints)
     store = CheckpointStore(paths.root, "", environ)

@@ -33,8 +33,10 @@ class WindowEvents:
     seen: EventsSeen
 
 
-def read_window(path: Path, since: str | None, now: datetime) -> WindowEvents:
-    lines, error = event_lines(path)
+def read_window(path: Path, since: str | None, now: datetime,
+                root: Path | None = None) -> WindowEvents:
+    """`root`: the project, which events.jsonl may not lead out of."""
+    lines, error = event_lines(path, root)
     window = choose_window(since, now, _last_run_start(lines), _first_time(lines))
     key = window.start.astimezone(UTC).isoformat(timespec="milliseconds").replace(
         "+00:00", "Z")

@@ -13,6 +13,7 @@ from aidd.reports.morning.build import build_report
 from aidd.reports.morning.html import render_html
 from aidd.reports.morning.jsonform import report_json
 from aidd.reports.morning.text import render_text
+from tests.planted import plant
 from tests.unit.reports.night import START, Night
 
 NOW = START + timedelta(hours=8)
@@ -113,3 +114,17 @@ def test_a_report_is_read_only_and_runs_no_hook(tmp_path: Path) -> None:
     after = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if ".git" not in p.parts)
     assert after == before
 
+
+
+def test_a_symlinked_automaker_never_leads_the_report_out_of_the_project(
+        tmp_path: Path) -> None:
+    other = tmp_path / "other" / ".automaker"
+    _write(other.parent, _line("2026-11-24T22:00:00.000Z", "run_start"),
+           _line("2026-11-24T22:03:00.000Z", "iteration_end", number=1, result=0))
+    project = tmp_path / "project"
+    project.mkdir()
+    plant(project / ".automaker", "symlink", other)
+    report = build_report(ProjectPaths(project), None, NOW, os.environ)
+    assert report.attempts == ()
+    assert report.events.error is not None
+    assert "outside the project" in report.events.error
