@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from aidd.clock import Clock, SystemClock
 from aidd.config import Settings
@@ -19,7 +20,8 @@ from aidd.project import filters
 from aidd.project.filters import FeatureFilter
 from aidd.project.paths import ProjectPaths, check_layout
 
-_ACTION_ORDER = ("extract_batch", "check_features", "status", "stop", "checkpoints", "rollback")
+_ACTION_ORDER = ("extract_batch", "check_features", "status", "stop", "checkpoints", "rollback",
+                 "report")
 
 
 def run(settings: Settings) -> int:
@@ -45,14 +47,29 @@ def run(settings: Settings) -> int:
 
 
 def _check_flag_combinations(settings: Settings) -> None:
-    if settings.actions.json and not (settings.actions.status or settings.actions.checkpoints):
-        raise UsageError("--json needs --status or --checkpoints")
+    actions = settings.actions
+    if actions.json and not (actions.status or actions.checkpoints or actions.report):
+        raise UsageError("--json needs --status, --checkpoints or --report")
+    _check_report_flags(settings)
     if (settings.filter_by is None) != (settings.filter is None):
         raise UsageError("--filter-by and --filter must be given together")
     if settings.code_after_audit and not (
         settings.audit_run or settings.audit_on_completion
     ):
         raise UsageError("--code-after-audit needs --audit, --audit-all or --audit-on-completion")
+
+
+def _check_report_flags(settings: Settings) -> None:
+    actions = settings.actions
+    for name in ("since", "html"):
+        if getattr(actions, name) is not None and not actions.report:
+            raise UsageError(f"--{name} needs --report")
+    if actions.json and actions.html is not None:
+        raise UsageError("--report takes --json or --html FILE, not both")
+    if actions.report and actions.since is not None:
+        from aidd.reports.morning.window import check_since
+
+        check_since(actions.since, SystemClock().now())
 
 
 def _check_platform() -> None:
@@ -97,8 +114,8 @@ def _one_shot(action: str, settings: Settings, paths: ProjectPaths,
         from aidd.reports.checkpoints import print_checkpoints
 
         return print_checkpoints(paths, settings.environ, as_json=settings.actions.json)
-    if action == "rollback":
-        return _rollback(paths, settings, clock)
+    if action in ("rollback", "report"):
+        return {"rollback": _rollback, "report": _report}[action](paths, settings, clock)
     if action == "extract_batch":
         from aidd.logs.extract import extract_batch
 
@@ -138,6 +155,14 @@ def _stop(paths: ProjectPaths, clock: Clock) -> int:
         print_out(f"stop requested ({paths.rel(paths.stop)}); no aidd is running on this "
                   "project now\n")
     return int(ExitCode.SUCCESS)
+
+
+def _report(paths: ProjectPaths, settings: Settings, clock: Clock) -> int:
+    from aidd.reports.morning.show import print_report
+
+    html = settings.actions.html
+    return print_report(paths, settings.environ, clock, since=settings.actions.since,
+                        as_json=settings.actions.json, html=Path(html) if html else None)
 
 
 def _rollback(paths: ProjectPaths, settings: Settings, clock: Clock) -> int:

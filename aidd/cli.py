@@ -24,12 +24,19 @@ _ACTIONS = (
     ("extract-batch", "write iterations/NNN.json for every log, then exit"),
     ("check-features", "validate every feature.json, then exit"),
     ("status", "print the status report (filters apply), then exit"),
-    ("json", "with --status: print JSON instead of text"),
+    ("json", "with --status, --checkpoints or --report: print JSON instead of text"),
     ("stop", "ask a running aidd to stop after its current agent run"),
     ("checkpoints", "list this project's checkpoints (with --json: as JSON), then exit"),
+    ("report", "print the morning report: runs, attempts, features passed, changes, cost, "
+               "pauses, gate, what to look at first (--since, --json, --html), then exit"),
 )
 _ROLLBACK_HELP = ("restore the project to checkpoint NNN, NNN-prekill, NNN-end or "
                   "before-rollback (the present state is checkpointed first), then exit")
+_REPORT_VALUES = (
+    ("since", "WHEN", "with --report: from a time (2026-11-24T22:00, 22:00), a duration back "
+                      "(12h, 90m) or last-run [default: last-run]"),
+    ("html", "FILE", "with --report: write it as one self-contained HTML page with charts"),
+)
 
 
 class _GroupedCommand(click.Command):
@@ -86,6 +93,9 @@ def _build_command() -> click.Command:
 
     for opt in reversed(OPTIONS):
         callback = _click_option(opt)(callback)
+    for name, metavar, text in reversed(_REPORT_VALUES):  # listed after --report
+        callback = click.option(f"--{name}", name, metavar=metavar, default=None,
+                                help=text)(callback)
     for name, text in reversed(_ACTIONS):
         callback = click.option(f"--{name}", name.replace("-", "_"), is_flag=True,
                                 help=text)(callback)
@@ -102,7 +112,8 @@ def _build_command() -> click.Command:
 
 
 COMMAND = _build_command()
-_VALUE_FLAGS = {opt.flag for opt in OPTIONS if opt.kind is not Kind.SWITCH} | {"--rollback"}
+_VALUE_FLAGS = ({opt.flag for opt in OPTIONS if opt.kind is not Kind.SWITCH} | {"--rollback"}
+                | {f"--{name}" for name, _, _ in _REPORT_VALUES})
 _KNOWN_FLAGS = {p for param in COMMAND.params for p in (*param.opts, *param.secondary_opts)}
 
 
@@ -126,8 +137,10 @@ def parse_args(args: Sequence[str], environ: dict[str, str] | None = None) -> Se
         raise UsageError(exc.format_message()) from None
     if not isinstance(values, dict):  # --help / --version return the exit status
         return None
-    actions = Actions(**{n.replace("-", "_"): bool(values.pop(n.replace("-", "_")))
-                         for n, _ in _ACTIONS}, rollback=values.pop("rollback"))
+    chosen: dict[str, Any] = {n.replace("-", "_"): bool(values.pop(n.replace("-", "_")))
+                              for n, _ in _ACTIONS}
+    chosen.update({name: values.pop(name) for name, _, _ in _REPORT_VALUES})
+    actions = Actions(**chosen, rollback=values.pop("rollback"))
     flags: dict[str, Any] = {}
     for opt in OPTIONS:
         raw = values.get(opt.attr)

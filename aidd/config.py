@@ -28,6 +28,9 @@ class Actions:
     stop: bool = False
     checkpoints: bool = False
     rollback: str | None = None  # the checkpoint to roll back to
+    report: bool = False
+    since: str | None = None  # --since WHEN, with --report
+    html: str | None = None  # --html FILE, with --report
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@
 
 The fake `opencode` (tests/fakes/bin) plays an agent: the initializer writes three failing
 features, three coding iterations each make one pass (a source file, feature.json, CHANGELOG),
-then aidd sees everything passing, runs the completion review, confirms completion and exits 73.
+then aidd sees everything passing, runs the completion review, confirms completion and exits 73;
+the status report and the morning report follow.
 The scratch project is kept so you can read `.automaker/` afterwards.
 """
 
@@ -76,6 +77,9 @@ def main() -> int:
     code = subprocess.call(cmd, env=env)
     print(f"\naidd exited with {code}\n")
     subprocess.call([sys.executable, "-m", "aidd", "--project-dir", str(project), "--status"],
+                    env=env)
+    print(flush=True)
+    subprocess.call([sys.executable, "-m", "aidd", "--project-dir", str(project), "--report"],
                     env=env)
     print("\nFiles:", *sorted(str(p.relative_to(project)) for p in project.rglob("*")
                               if p.is_file()), sep="\n  ")

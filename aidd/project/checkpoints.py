@@ -254,6 +254,19 @@ class CheckpointStore:
         return len([line for line in listed.splitlines() if line])
 
     # -- running git ---------------------------------------------------------------------
+    def git_bytes(self, env: dict[str, str], stdin: bytes, *args: str) -> bytes:
+        """A read whose output is bytes (blobs, `-z` listings), fed `stdin`: the report's."""
+        try:
+            done = subprocess.run(["git", *_SAFE, *args], cwd=self.root, env=env, input=stdin,
+                                  capture_output=True, timeout=_TIMEOUT_S, check=False)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise CheckpointError(f"git {args[0]}: {exc}") from None
+        if done.returncode != 0:
+            why = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise CheckpointError(f"git {args[0]} failed: "
+                                  f"{why[-1] if why else f'exit {done.returncode}'}")
+        return done.stdout
+
     def git(self, env: dict[str, str], *args: str) -> str:
         out = self._run(["git", *_SAFE, *args], env)
         assert out is not None

@@ -19,6 +19,7 @@ def test_demo_runs_the_project_to_completion() -> None:
     assert prompts == ["initializer", "coding", "coding", "coding", "todo"], prompts
     assert "project completion confirmed" in done.stdout
     assert "Passing:" in done.stdout or "passing" in done.stdout.lower()
+    assert "## Features: 3 became passing; 3 of 3 pass now (from the checkpoints)" in done.stdout
     kept = Path(re.findall(r"Scratch project kept at (.+)", done.stdout)[-1])
     try:
         _check_project(kept)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from aidd.events import EventLog, read_events
+from aidd.events import EventLog, EventsRead, load_events, read_events
 from tests.fakes.clock import FakeClock
 from tests.planted import plant
 
@@ -63,3 +63,21 @@ def test_listeners_hear_each_record_before_its_line_and_one_that_fails_changes_n
     log.emit("run_end", exit_code=0)
     assert heard == [("run_start", 0), ("run_end", 1)]
     assert [e["event"] for e in read_events(path)] == ["run_start", "run_end"]
+
+
+def test_load_events_counts_what_it_skips_and_never_crashes(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    deep = b"[" * 100_000 + b"]" * 100_000
+    path.write_bytes(b'{"event": "a"}\n\nnot json\n[1, 2]\n' + deep
+                     + b'\n\xff\xfe\n{"event": "b"}\n')
+    read = load_events(path)
+    assert [e["event"] for e in read.events] == ["a", "b"]
+    assert (read.skipped, read.error) == (4, None)  # the blank line is not counted
+
+
+def test_load_events_says_why_a_file_was_not_read(tmp_path: Path) -> None:
+    assert load_events(tmp_path / "missing.jsonl") == EventsRead([], 0, None)
+    path = plant(tmp_path / "proj" / "events.jsonl", "fifo", tmp_path / "x")
+    read = load_events(path)
+    assert read.events == []
+    assert read.error

@@ -1,0 +1,86 @@
+"""How the morning report writes a figure, one function each, used by the text and the HTML
+alike (so they agree), and `clean` for every string that came from the project."""
+
+from __future__ import annotations
+
+import functools
+import re
+from datetime import datetime
+
+# Control characters (a terminal escape in a feature title), lone surrogates (no UTF-8 can
+# carry them) and bidirectional overrides (text that reads otherwise than it is).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
+
+RESULT_NAMES = {0: "success", 70: "no assistant output", 71: "idle timeout",
+                72: "provider error", 74: "rate limited", 75: "no work", 124: "wall timeout"}
+
+
+@functools.lru_cache(maxsize=4096)  # reasons, kinds and run ids repeat thousands of times
+def clean(value: str, limit: int = 200) -> str:
+    if len(value) <= limit and value.isprintable():  # no control, surrogate or format char
+        return value
+    text = _UNSAFE.sub("?", value)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def result_name(code: int) -> str:
+    if code in RESULT_NAMES:
+        return RESULT_NAMES[code]
+    return f"signal {code - 128}" if 128 < code < 160 else f"exit {code}"
+
+
+def attempt(number: int | None) -> str:
+    return "-" if number is None else f"{number:03d}"
+
+
+def count(value: int) -> str:
+    return f"{value:,}"
+
+
+def usd(value: float) -> str:
+    """Cents from ten cents up; below, four decimals (a cheap model's attempt costs less)."""
+    return f"${value:,.2f}" if value >= 0.1 or value == 0 else f"${value:.4f}"
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    total = round(seconds)
+    if total < 60:
+        return f"{seconds:.1f}s" if seconds < 10 else f"{total}s"
+    minutes, secs = divmod(total, 60)
+    if minutes < 60:
+        return f"{minutes}m {secs}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes}m"
+
+
+def stamp(moment: datetime | None) -> str:
+    """Local time, to the second: the user reads the report where they live."""
+    return "-" if moment is None else moment.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+def clock(moment: datetime) -> str:
+    return moment.astimezone().strftime("%H:%M")
+
+
+def iso(moment: datetime | None) -> str | None:
+    """For JSON: the time with its offset, to the millisecond."""
+    return None if moment is None else moment.isoformat(timespec="milliseconds")
+
+
+def change(added: int | None, deleted: int | None) -> str:
+    return "binary" if added is None or deleted is None else f"+{added} -{deleted}"
+
+
+def short(moment: datetime | None) -> str:
+    """Month, day and minute, local: a table column."""
+    return "-" if moment is None else moment.astimezone().strftime("%m-%d %H:%M")
+
+
+def plural(n: int, word: str) -> str:
+    return f"{count(n)} {word}{'' if n == 1 else 's'}"
+
+
+TOKEN_LABELS = {"input": "input", "output": "output", "reasoning": "reasoning",
+                "cache_read": "cache read", "cache_write": "cache write"}

@@ -1,0 +1,187 @@
+"""The morning report's records: built once by `build`, shown by `text`, `jsonform` and
+`html`, so the three cannot disagree on a figure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import NamedTuple
+
+
+@dataclass(frozen=True)
+class Window:
+    start: datetime
+    end: datetime
+    since: str  # how the start was chosen: "last-run", "12h", or the time given
+
+
+@dataclass(frozen=True)
+class RunRow:
+    run: str
+    started_at: datetime | None
+    ended_at: datetime | None
+    reason: str  # run_end's reason; "running", or "no run_end" (killed or crashed)
+    exit_code: int | None
+    duration_s: float | None
+    attempts: int  # attempts of this run inside the window
+
+
+class AttemptRow(NamedTuple):
+    """A night holds tens of thousands of attempts and checkpoints: a named tuple is made in
+    a fifth of a frozen dataclass's time."""
+
+    run: str
+    number: int
+    started_at: datetime
+    ended_at: datetime
+    result: int
+    outcome: str
+    reason: str
+    kind: str | None  # the prompt kind
+    tokens: int  # every kind of token added up
+    cost_usd: float | None
+    cost_estimated: bool
+
+
+@dataclass(frozen=True)
+class Count:
+    key: str  # a result code, or a failure reason
+    label: str
+    count: int
+
+
+@dataclass(frozen=True)
+class Usage:
+    tokens: dict[str, int]  # input, output, reasoning, cache_read, cache_write
+    reported_usd: float
+    estimated_usd: float
+    unknown_cost: int  # attempts that named no cost
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(self.tokens.values())
+
+    @property
+    def total_usd(self) -> float:
+        return self.reported_usd + self.estimated_usd
+
+
+@dataclass(frozen=True)
+class Pauses:
+    rate_limit_s: float
+    rate_limits: int
+    pace_s: float
+    paces: int
+
+
+@dataclass(frozen=True)
+class GateRow:
+    name: str
+    ok: bool  # its last run passed outright
+    red: bool  # its last run had new failures, which block completion
+    number: int | None  # the attempt its last run checked
+    new_failures: int
+    known_failures: int
+    new: tuple[str, ...]  # the first new failures, as the gate event names them
+    red_since: int | None  # the attempt from which it has been red without a break
+    turned_red: bool  # green at some point in the window, red at its end
+
+
+@dataclass(frozen=True)
+class Gate:
+    commands: tuple[GateRow, ...]
+    runs: int  # gate events in the window
+    baseline_failing: int | None  # commands failing in the newest baseline, None: no baseline
+    reverted: int  # features set back to failing by gate-revert-passes
+
+
+class CheckpointRow(NamedTuple):
+    run: str
+    number: int | None
+    label: str
+    ref: str
+    commit: str
+    at: datetime
+    files: int | None
+
+
+@dataclass(frozen=True)
+class FeaturePass:
+    feature: str  # its directory under features/
+    title: str | None
+    run: str | None
+    number: int | None  # the attempt; None when it changed between attempts
+    at: datetime
+    checkpoint: str | None  # the checkpoint ref that first shows it passing
+    commit: str | None  # the project commit the attempt made, when it made one
+    subject: str | None  # that commit's subject
+    passing_now: bool
+
+
+@dataclass(frozen=True)
+class Features:
+    source: str  # "checkpoints", "mtime" (no checkpoints: the file's time), or "none"
+    passed: tuple[FeaturePass, ...]
+    failed_again: tuple[str, ...]  # set back from passing to failing in the window
+    struggling: tuple[tuple[str, int], ...]  # (feature, attempts that changed it without a pass)
+    passing_now: int
+    total_now: int
+    passing_at_start: int  # passing now, less what the window changed
+    series: tuple[tuple[datetime, int], ...]  # features passing, after each change
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str
+    added: int | None  # None for a binary file
+    deleted: int | None
+
+
+@dataclass(frozen=True)
+class Diffstat:
+    source: str  # "checkpoints" or "git"
+    base: str  # what the window's changes are measured from and to (refs or commits)
+    head: str
+    files: int
+    added: int
+    deleted: int
+    top: tuple[FileChange, ...]  # the most changed files, most first
+
+
+@dataclass(frozen=True)
+class Attention:
+    kind: str  # e.g. "gate_red", "feature_failing", "short_run"
+    message: str
+
+
+@dataclass(frozen=True)
+class EventsSeen:
+    lines: int  # events read in the whole file
+    in_window: int
+    skipped: int  # lines that were not a JSON object
+    error: str | None  # why events.jsonl was not read
+
+
+@dataclass(frozen=True)
+class MorningReport:
+    project_dir: Path
+    generated_at: datetime
+    window: Window
+    runs: tuple[RunRow, ...]
+    attempts: tuple[AttemptRow, ...]
+    results: tuple[Count, ...]
+    failures: tuple[Count, ...]
+    features: Features
+    diffstat: Diffstat | None
+    usage: Usage
+    pauses: Pauses
+    gate: Gate
+    checkpoints: tuple[CheckpointRow, ...]
+    attention: tuple[Attention, ...]
+    events: EventsSeen
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def project_name(self) -> str:
+        return self.project_dir.name

@@ -1,0 +1,154 @@
+"""The HTML report's charts, as inline SVG (no script, no font, no network): a timeline of
+attempts coloured by result, cumulative cost and tokens, and features passing over time."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from html import escape
+
+from aidd.reports.morning import fmt
+from aidd.reports.morning.record import AttemptRow, Window
+
+WIDTH, HALF, LEFT, RIGHT = 960, 470, 48, 64
+MAX_MARKS = 1500  # more attempts than this: one mark per pixel column, its worst result
+MAX_POINTS = 800  # a line chart's points, at most (the last point is always exact)
+
+# (key, label, colour) by how an attempt ended; the worst first.
+CLASSES = (("fatal", "fatal", "#7b3fb5"), ("failure", "failure", "#d64545"),
+           ("timeout", "timeout (71, 124)", "#e8793a"), ("rate_limited", "rate limited",
+                                                         "#e0a526"),
+           ("no_work", "no work", "#9aa0a6"), ("success", "success", "#2e9d4c"))
+COLOURS = {key: colour for key, _, colour in CLASSES}
+_RANK = {key: i for i, (key, _, _) in enumerate(CLASSES)}
+_TICKS = (60, 300, 600, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800)
+
+
+def result_class(attempt: AttemptRow) -> str:
+    if attempt.outcome == "fatal":
+        return "fatal"
+    if attempt.result in (71, 124):
+        return "timeout"
+    if attempt.result == 74 or attempt.outcome == "rate_limited":
+        return "rate_limited"
+    if attempt.result == 75:
+        return "no_work"
+    return "success" if attempt.outcome == "success" else "failure"
+
+
+class _Axis:
+    def __init__(self, window: Window, width: int) -> None:
+        self.start = window.start
+        self.span = max((window.end - window.start).total_seconds(), 1.0)
+        self.width = width
+        self.plot = width - LEFT - RIGHT
+
+    def x(self, moment: datetime) -> float:
+        offset = (moment - self.start).total_seconds() / self.span
+        return LEFT + self.plot * min(max(offset, 0.0), 1.0)
+
+    def ticks(self, height: float) -> list[str]:
+        most = max(2, self.plot // 110)  # a label every 110 pixels at most
+        step = next((t for t in _TICKS if self.span / t <= most), _TICKS[-1])
+        tick = self.start.astimezone().replace(second=0, microsecond=0)
+        if step >= 3600:
+            tick = tick.replace(minute=0, hour=0 if step >= 86400 else tick.hour)
+        out = []
+        while (tick - self.start).total_seconds() <= self.span:
+            if tick >= self.start:
+                x = self.x(tick)
+                label = fmt.clock(tick) if step < 86400 else tick.strftime("%m-%d")
+                out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="10" y2="{height:.0f}" '
+                           f'class="grid"/><text x="{x:.1f}" y="{height + 14:.0f}" '
+                           f'class="tick" text-anchor="middle">{label}</text>')
+            tick = _next_tick(tick, step)
+        return out
+
+
+def _next_tick(tick: datetime, step: int) -> datetime:
+    moved = tick + timedelta(seconds=step)
+    return moved - timedelta(seconds=(moved.hour * 3600 + moved.minute * 60) % step) \
+        if step < 86400 else moved
+
+
+def _svg(width: int, height: int, label: str, body: Sequence[str]) -> str:
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+            f'role="img" aria-label="{escape(label)}">' + "".join(body) + "</svg>")
+
+
+def timeline(attempts: Sequence[AttemptRow], window: Window) -> str:
+    axis, top, bar = _Axis(window, WIDTH), 16, 34
+    marks = _marks(attempts, axis, top, bar) if len(attempts) <= MAX_MARKS \
+        else _columns(attempts, axis, top, bar)
+    frame = f'<rect x="{LEFT}" y="{top}" width="{axis.plot}" height="{bar}" class="frame"/>'
+    return _svg(WIDTH, top + bar + 24, "attempts over time, coloured by result",
+                [frame, *axis.ticks(top + bar + 4), *marks])
+
+
+def _marks(attempts: Sequence[AttemptRow], axis: _Axis, top: int, bar: int) -> list[str]:
+    out = []
+    for a in attempts:
+        x0, x1 = axis.x(a.started_at), axis.x(a.ended_at)
+        tip = (f"{fmt.attempt(a.number)} {a.result} {fmt.result_name(a.result)} ({a.reason}), "
+               f"{fmt.duration((a.ended_at - a.started_at).total_seconds())}")
+        out.append(f'<rect x="{x0:.1f}" y="{top}" width="{max(x1 - x0, 1.5):.1f}" '
+                   f'height="{bar}" fill="{COLOURS[result_class(a)]}"><title>{escape(tip)}'
+                   "</title></rect>")
+    return out
+
+
+def _columns(attempts: Sequence[AttemptRow], axis: _Axis, top: int, bar: int) -> list[str]:
+    """One mark per pixel column for thousands of attempts: the worst result in it."""
+    worst: dict[int, str] = {}
+    for a in attempts:
+        for column in range(int(axis.x(a.started_at)), int(axis.x(a.ended_at)) + 1):
+            key = result_class(a)
+            if column not in worst or _RANK[key] < _RANK[worst[column]]:
+                worst[column] = key
+    return [f'<rect x="{column}" y="{top}" width="1" height="{bar}" fill="{COLOURS[key]}"/>'
+            for column, key in sorted(worst.items())]
+
+
+def legend(counts: dict[str, int]) -> str:
+    items = [f'<span class="key"><i style="background:{colour}"></i>{escape(label)} '
+             f"{fmt.count(counts.get(key, 0))}</span>"
+             for key, label, colour in CLASSES if counts.get(key)]
+    return '<p class="legend">' + "".join(items) + "</p>"
+
+
+def line_chart(series: Sequence[tuple[datetime, float]], window: Window, *, label: str,
+               value: str, colour: str, base: float = 0.0, width: int = WIDTH) -> str:
+    """A step line over the window from `base`, its last value labelled with `value`."""
+    axis, top, height = _Axis(window, width), 14, 120
+    points = [(window.start, base), *series]
+    if len(points) > MAX_POINTS:
+        stride = len(points) / MAX_POINTS
+        points = [points[int(i * stride)] for i in range(MAX_POINTS)] + [points[-1]]
+    peak = max((v for _, v in points), default=0.0) or 1.0
+
+    def y(v: float) -> float:
+        return top + height - height * v / peak
+
+    path = [f"M{axis.x(points[0][0]):.1f},{y(points[0][1]):.1f}"]
+    for (_, before), (at, v) in itertools.pairwise(points):
+        path.append(f"H{axis.x(at):.1f}V{y(v):.1f}" if v != before else f"H{axis.x(at):.1f}")
+    path.append(f"H{axis.x(window.end):.1f}")
+    last = points[-1][1]
+    right = LEFT + axis.plot
+    body = [f'<line x1="{LEFT}" x2="{right}" y1="{top + height}" y2="{top + height}" '
+            'class="grid"/>', *axis.ticks(top + height + 4),
+            f'<path d="{"".join(path)}" fill="none" stroke="{colour}" stroke-width="2"/>',
+            f'<text x="{right + 4}" y="{y(last) + 4:.1f}" class="value">'
+            f"{escape(value)}</text>",
+            f'<text x="{LEFT - 6}" y="{top + 4}" class="tick" text-anchor="end">'
+            f"{escape(_short_number(peak))}</text>",
+            f'<text x="{LEFT - 6}" y="{top + height + 4}" class="tick" text-anchor="end">0</text>']
+    return _svg(width, top + height + 24, label, body)
+
+
+def _short_number(value: float) -> str:
+    for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= size:
+            return f"{value / size:.3g}{suffix}"
+    return f"{value:.3g}"

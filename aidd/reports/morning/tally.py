@@ -1,0 +1,246 @@
+"""One pass over events.jsonl for the morning report: runs, attempts, results, usage, pauses,
+the gate, checkpoints and the events that deserve a look. Every value is untrusted: a field
+of the wrong type counts as absent, never as a crash."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from aidd.reports.morning.fmt import clean
+from aidd.reports.morning.record import AttemptRow, CheckpointRow, GateRow, Pauses, Usage
+
+TOKEN_KINDS = ("input", "output", "reasoning", "cache_read", "cache_write")
+_TOKENS_CAP = 1 << 53  # a count JSON numbers still hold exactly
+HEX = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")  # a commit id, and nothing git could misread
+
+
+def when(value: Any) -> datetime | None:
+    """An event's `ts` (or any timestamp field) as an aware time, None when it is none."""
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else None
+
+
+# `type(x) is int` rather than isinstance: JSON gives exact types, a bool is no number, and
+# these run a few hundred thousand times a report.
+def integer(value: Any) -> int | None:
+    return value if type(value) is int else None
+
+
+def number(value: Any) -> float | None:
+    """A finite number of a sane size (JSON may carry NaN, Infinity or 1e308)."""
+    kind = type(value)
+    ok = (kind is float and math.isfinite(value)) or kind is int
+    return float(value) if ok and -1e15 < value < 1e15 else None
+
+
+def text(value: Any, limit: int = 200) -> str | None:
+    """A string field, made safe to show (`fmt.clean`)."""
+    return clean(value, limit) if type(value) is str else None
+
+
+@dataclass
+class RunSeen:
+    name: str  # the run id, safe to show
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    reason: str | None = None
+    exit_code: int | None = None
+    duration_s: float | None = None
+    attempts: int = 0
+    in_window: bool = False
+
+
+@dataclass
+class _GateSeen:
+    green_before: bool = False
+    last: GateRow | None = None
+
+
+@dataclass
+class Tally:
+    """What the window's events add up to; `add` takes them in file order."""
+
+    start: datetime
+    runs: dict[str, RunSeen] = field(default_factory=dict)
+    attempts: list[AttemptRow] = field(default_factory=list)
+    results: Counter[int] = field(default_factory=Counter)
+    failures: Counter[str] = field(default_factory=Counter)
+    tokens: Counter[str] = field(default_factory=Counter)
+    reported_usd: float = 0.0
+    estimated_usd: float = 0.0
+    unknown_cost: int = 0
+    rate_limit_s: float = 0.0
+    rate_limits: int = 0
+    pace_s: float = 0.0
+    paces: int = 0
+    gate_runs: int = 0
+    baseline_failing: int | None = None
+    reverted: int = 0
+    notable: list[dict[str, Any]] = field(default_factory=list)  # stuck, budget, thresholds
+    _gates: dict[str, _GateSeen] = field(default_factory=dict)
+    _run: RunSeen = field(default_factory=lambda: RunSeen(""))  # the run of the event at hand
+    _starts: dict[tuple[str, int], tuple[datetime, str | None]] = field(default_factory=dict)
+
+    def add(self, event: dict[str, Any], at: datetime) -> None:
+        run, name = event.get("run"), event.get("event")
+        if not isinstance(run, str) or not isinstance(name, str):
+            return
+        seen = self.runs.get(run)
+        if seen is None:  # a run id is shown, so made safe to show, once per run
+            seen = self.runs[run] = RunSeen(clean(run, 60))
+        if name == "run_start":
+            seen.started_at = at
+        elif name == "run_end":
+            self._run_end(seen, event, at)
+        if at < self.start:
+            return
+        seen.in_window = True
+        self._run = seen
+        handler = _HANDLERS.get(name)
+        if handler is not None:
+            handler(self, seen.name, event, at)
+
+    @staticmethod
+    def _run_end(seen: RunSeen, event: dict[str, Any], at: datetime) -> None:
+        seen.ended_at = at
+        seen.reason = text(event.get("reason")) or "unknown"
+        seen.exit_code = integer(event.get("exit_code"))
+        seen.duration_s = number(event.get("duration_s"))
+
+    def _iteration_start(self, run: str, event: dict[str, Any], at: datetime) -> None:
+        num = integer(event.get("number"))
+        if num is not None:
+            self._starts[(run, num)] = (at, text(event.get("kind")))
+
+    def _iteration_end(self, run: str, event: dict[str, Any], at: datetime) -> None:
+        num, result = event.get("number"), event.get("result")
+        if type(num) is not int or type(result) is not int:
+            return
+        started, kind = self._starts.pop((run, num), (None, None))
+        if started is None:
+            started = at - timedelta(seconds=number(event.get("duration_s")) or 0.0)
+        outcome = text(event.get("outcome")) or "unknown"
+        reason = text(event.get("reason")) or "unknown"
+        tokens = _tokens(event.get("tokens"))
+        cost = number(event.get("cost_usd"))
+        estimated = event.get("cost_estimated") is True
+        self.attempts.append(AttemptRow(run, num, started, at, result, outcome, reason, kind,
+                                        sum(tokens.values()), cost, estimated))
+        self._run.attempts += 1
+        self.results[result] += 1
+        if outcome in ("failure", "fatal"):
+            self.failures[reason] += 1
+        totals = self.tokens
+        for key, amount in tokens.items():
+            totals[key] += amount
+        if cost is None:
+            self.unknown_cost += 1
+        elif estimated:
+            self.estimated_usd += cost
+        else:
+            self.reported_usd += cost
+
+    def _rate_limit(self, run: str, event: dict[str, Any], at: datetime) -> None:
+        self.rate_limits += 1
+        self.rate_limit_s += max(0.0, number(event.get("seconds")) or 0.0)
+
+    def _pace(self, run: str, event: dict[str, Any], at: datetime) -> None:
+        self.paces += 1
+        self.pace_s += max(0.0, number(event.get("seconds")) or 0.0)
+
+    def _baseline(self, run: str, event: dict[str, Any], at: datetime) -> None:
+        commands = event.get("commands")
+        rows = [c for c in commands if isinstance(c, dict)] if isinstance(commands, list) else []
+        self.baseline_failing = sum(1 for c in rows if c.get("ok") is not True)
+        for command in rows:
+            name = text(command.get("name"))
+            if name is not None and command.get("ok") is True:
+                self._gates.setdefault(name, _GateSeen()).green_before = True
+
+    def _gate(self, run: str, event: dict[str, Any], at: datetime) -> None:
+        name = text(event.get("name"))
+        if name is None:
+            return
+        self.gate_runs += 1
+        seen = self._gates.setdefault(name, _GateSeen())
+        new_failures = integer(event.get("new_failures")) or 0
+        ok = event.get("ok") is True
+        red = new_failures > 0 or (not ok and integer(event.get("new_failures")) is None)
+        num = integer(event.get("number"))
+        previous = seen.last
+        red_since = (previous.red_since if previous is not None and previous.red
+                     and previous.red_since is not None else num) if red else None
+        new = event.get("new")
+        seen.last = GateRow(name, ok, red, num, new_failures,
+                            integer(event.get("known_failures")) or 0,
+                            tuple(clean(n) for n in new[:5] if isinstance(n, str))
+                            if isinstance(new, list) else (),
+                            red_since, red and seen.green_before)
+        seen.green_before = seen.green_before or not red
+
+    def _gate_passes(self, run: str, event: dict[str, Any], at: datetime) -> None:
+        reverted = event.get("reverted")
+        self.reverted += len(reverted) if isinstance(reverted, list) else 0
+
+    def _notable(self, run: str, event: dict[str, Any], at: datetime) -> None:
+        self.notable.append({**event, "_at": at})
+
+    def gate_rows(self) -> tuple[GateRow, ...]:
+        return tuple(seen.last for _, seen in sorted(self._gates.items())
+                     if seen.last is not None)
+
+    def usage(self) -> Usage:
+        return Usage({k: self.tokens.get(k, 0) for k in TOKEN_KINDS}, self.reported_usd,
+                     self.estimated_usd, self.unknown_cost)
+
+    def pauses(self) -> Pauses:
+        return Pauses(self.rate_limit_s, self.rate_limits, self.pace_s, self.paces)
+
+
+def _tokens(value: Any) -> dict[str, int]:
+    """The known kinds only: a planted map of a million keys costs nothing downstream."""
+    if type(value) is not dict:
+        return {}
+    return {key: amount for key in TOKEN_KINDS
+            if type(amount := value.get(key)) is int and 0 <= amount < _TOKENS_CAP}
+
+
+_Handler = Callable[[Tally, str, dict[str, Any], datetime], None]
+_HANDLERS: dict[str, _Handler] = {
+    "iteration_start": Tally._iteration_start,
+    "iteration_end": Tally._iteration_end,
+    "rate_limit_sleep": Tally._rate_limit,
+    "pace": Tally._pace,
+    "gate_baseline": Tally._baseline,
+    "gate": Tally._gate,
+    "gate_passes": Tally._gate_passes,
+    "stuck": Tally._notable,
+    "failure_threshold": Tally._notable,
+    "budget_exhausted": Tally._notable,
+}
+
+
+def checkpoint_rows(events: list[tuple[dict[str, Any], datetime]]) -> list[CheckpointRow]:
+    """The window's `checkpoint` events (`reading` picked them out) as rows, wanted before the
+    rest is added up: git reads them while this process tallies the other events (`build`)."""
+    rows = []
+    for event, at in events:
+        run, label, ref, commit = (event.get("run"), event.get("label"), event.get("ref"),
+                                   event.get("commit"))
+        if (type(run) is str and type(label) is str and type(ref) is str
+                and type(commit) is str and HEX.match(commit)):
+            rows.append(CheckpointRow(clean(run, 60), integer(event.get("number")),
+                                      clean(label), clean(ref), commit, at,
+                                      integer(event.get("files"))))
+    return rows

@@ -1,0 +1,49 @@
+"""`--report --json` against the schema published in docs/report.md: every key documented,
+none missing, every value of its documented type, for a full night and for an empty one."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from aidd.project.paths import ProjectPaths
+from aidd.reports.morning import attention
+from aidd.reports.morning.build import build_report
+from aidd.reports.morning.jsonform import SCHEMA_VERSION, report_json
+from aidd.reports.morning.record import MorningReport
+from tests.integration.runs import REPO
+from tests.integration.test_events_schema import check
+from tests.unit.reports.night import START
+
+DOC = REPO / "docs" / "report.md"
+
+
+def schema() -> dict[str, Any]:
+    blocks = re.findall(r"^```json\n(.*?)^```$", DOC.read_text(), re.S | re.M)
+    assert len(blocks) == 1, "docs/report.md must hold exactly one ```json block"
+    parsed: dict[str, Any] = json.loads(blocks[0])
+    return parsed
+
+
+def test_a_full_night_matches_the_documented_schema(report: MorningReport) -> None:
+    data = json.loads(json.dumps(report_json(report)))
+    assert check(data, schema(), "report") == []
+    assert data["schema"] == SCHEMA_VERSION
+    assert "version 1" in DOC.read_text().splitlines()[0]
+
+
+def test_an_empty_report_matches_it_too(tmp_path: Path) -> None:
+    report = build_report(ProjectPaths(tmp_path), None, START + timedelta(hours=1), os.environ)
+    data = json.loads(json.dumps(report_json(report)))
+    assert check(data, schema(), "report") == []
+    assert data["diffstat"] is None
+
+
+def test_every_kind_of_attention_is_documented() -> None:
+    kinds = set(re.findall(r'Attention\(\s*"(\w+)"', Path(attention.__file__).read_text()))
+    documented = schema()["attention"][0]["kind"].removeprefix("enum:").split("|")
+    assert kinds == set(documented)
