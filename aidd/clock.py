@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import datetime
 from typing import Protocol
@@ -27,3 +28,19 @@ class SystemClock:
 
     def now(self) -> datetime:
         return datetime.now().astimezone()
+
+
+_DURATION_RE = re.compile(r"(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?")
+
+
+def parse_duration(text: str) -> int | None:
+    """Seconds, from `8h`, `90m`, `1h30m`, `45s`, `2d` or a bare number of seconds; None when
+    `text` is none of these (`1h30` is ambiguous: none). One grammar for every flag."""
+    text = text.strip().lower()
+    if text.isascii() and text.isdigit():
+        return int(text)
+    match = _DURATION_RE.fullmatch(text)
+    if not text or match is None:
+        return None
+    days, hours, minutes, seconds = (int(part or 0) for part in match.groups())
+    return ((days * 24 + hours) * 60 + minutes) * 60 + seconds

@@ -11,6 +11,7 @@ from typing import Any
 
 from aidd.agents.registry import ADAPTERS
 from aidd.audits.names import is_audit_name
+from aidd.clock import parse_duration
 from aidd.errors import shown
 from aidd.gate.commands import GateConfigError, parse_gate
 from aidd.notify.targets import NotifyConfigError, TargetKind, check_url, parse_notify
@@ -253,21 +254,16 @@ def _gate(opt: Option, raw: Any, _base: Path | None) -> tuple[Any, ...]:
         raise OptionValueError(str(exc)) from None
 
 
-_DURATION_RE = re.compile(r"(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?")
 _AMOUNT_RE = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 AMOUNT_MAX = 1e9  # dollars; more is a typo, not a budget
 
 
 def _duration(opt: Option, raw: Any, _base: Path | None) -> int:
     """Seconds, from `8h`, `90m`, `1h30m`, `45s`, `2d` or a bare number of seconds."""
-    text = str(raw).strip().lower() if isinstance(raw, int | str) else ""
-    if _INT_RE.fullmatch(text):
-        text += "s"
-    match = _DURATION_RE.fullmatch(text) if not isinstance(raw, bool) else None
-    if not text or match is None:
+    text = str(raw) if isinstance(raw, int | str) and not isinstance(raw, bool) else ""
+    total = parse_duration(text)
+    if total is None:
         raise OptionValueError(f"{shown(raw)} is not a duration (e.g. 8h, 90m, 1h30m or seconds)")
-    days, hours, minutes, seconds = (int(part or 0) for part in match.groups())
-    total = ((days * 24 + hours) * 60 + minutes) * 60 + seconds
     if total > INT_MAX:
         raise OptionValueError(f"{shown(raw)} is longer than {INT_MAX} seconds")
     return total

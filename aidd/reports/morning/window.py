@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
+from aidd.clock import parse_duration
 from aidd.errors import UsageError, shown
 from aidd.reports.morning.record import Window
 
 LAST_RUN = "last-run"
-_DURATION = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 _CLOCK = re.compile(r"^(\d{1,2}):(\d{2})$")
 _HELP = ("expected a time (2026-11-24T22:00, 22:00), a duration (12h, 90m, 1h30m) or "
          f"{LAST_RUN}")
@@ -42,13 +42,11 @@ def since_start(value: str, now: datetime) -> datetime:
 
 
 def _duration(text: str, now: datetime) -> datetime | None:
-    if text.isdigit():
-        return now - timedelta(seconds=int(text))
-    match = _DURATION.match(text)
-    if not text or match is None:
+    seconds = parse_duration(text)
+    try:
+        return None if seconds is None else now - timedelta(seconds=seconds)
+    except OverflowError:  # further back than any calendar: not a window
         return None
-    days, hours, minutes, seconds = (int(g or 0) for g in match.groups())
-    return now - timedelta(days=days, hours=hours, minutes=minutes, seconds=seconds)
 
 
 def _clock_time(text: str, now: datetime) -> datetime | None:

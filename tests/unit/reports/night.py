@@ -79,8 +79,10 @@ class Night:
     def write_feature(self, name: str, passes: bool, title: str | None = None) -> None:
         folder = self.root / ".automaker" / "features" / name
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "feature.json").write_text(feature_text(name, passes, title,
-                                                          f"attempt {self.number}"))
+        file = folder / "feature.json"
+        file.write_text(feature_text(name, passes, title, f"attempt {self.number}"))
+        stamp = self.clock.now().timestamp()  # written during the night, not when the test ran
+        os.utime(file, (stamp, stamp))
 
     def _checkpoint(self, label: str) -> None:
         if not self.checkpoints:
