@@ -62,6 +62,8 @@ class Settings:
     timeout: int
     idle_timeout: int
     idle_nudge_timeout: int
+    liveness: str  # "signals" or "output" (issue 17)
+    busy_timeout: int | None  # None: as `timeout`
     quit_on_abort: int
     continue_on_timeout: bool
     keep_children: bool
@@ -89,6 +91,11 @@ class Settings:
     config_sources: tuple[str, ...] = ()
     argv: tuple[str, ...] = field(default=(), repr=False)  # may hold a secret URL
     environ: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def busy_timeout_s(self) -> int:
+        """How long busy silence counts as life; 0: only the wall clock bounds it."""
+        return self.timeout if self.busy_timeout is None else self.busy_timeout
 
     @property
     def audit_run(self) -> bool:
@@ -167,7 +174,7 @@ def load_settings(
 
 # The project's aidd.yaml is repository content (README "Security model"): it may tighten these
 # limits but not loosen or switch them off, unless the user trusts it (trust-project-config).
-_LOOSENING = ("timeout", "idle-timeout")
+_LOOSENING = ("timeout", "idle-timeout", "busy-timeout", "liveness")
 # Budgets and pacing from the user's config: the project may lower them, not raise or drop them.
 _BUDGETS = ("max-wall-time", "max-tokens", "max-cost-usd", "daily-max-cost-usd",
             "daily-max-tokens", "pace-at")
@@ -185,10 +192,7 @@ def _check_project_values(path: Path, values: dict[str, Any], user: dict[str, An
         if opt.kind is Kind.PATH and not _inside(value, root):
             raise UsageError(f"{path}: key '{name}' names a file outside the project{hint}")
         if name in _LOOSENING:
-            limit = user.get(name, opt.default)
-            if value == 0 or (limit and value > limit):
-                raise UsageError(f"{path}: key '{name}: {value}' loosens supervision (in effect: "
-                                 f"{limit}){hint}")
+            _check_project_limit(path, name, value, user, hint)
         if name == "keep-children" and value:
             raise UsageError(f"{path}: key 'keep-children: true' leaves the agent's processes "
                              f"running{hint}")
@@ -198,6 +202,20 @@ def _check_project_values(path: Path, values: dict[str, Any], user: dict[str, An
             _check_project_gate(path, value, user.get("gate"), hint)
         if name == "gate-revert-passes" and not value and user.get(name):
             raise UsageError(f"{path}: key 'gate-revert-passes: false' loosens the gate{hint}")
+
+
+def _check_project_limit(path: Path, name: str, value: Any, user: dict[str, Any],
+                         hint: str) -> None:
+    limit = user.get(name, BY_NAME[name].default)
+    if name == "busy-timeout" and limit is None:  # the user's: as their timeout
+        limit = user.get("timeout", BY_NAME["timeout"].default)
+    if name == "liveness":  # signals may keep a silent agent alive longer than output does
+        if value != limit == "output":
+            raise UsageError(f"{path}: key 'liveness: {value}' loosens supervision (in effect: "
+                             f"output){hint}")
+    elif value == 0 or (limit and value > limit):
+        raise UsageError(f"{path}: key '{name}: {value}' loosens supervision (in effect: "
+                         f"{limit}){hint}")
 
 
 def _check_project_budget(path: Path, name: str, value: float, users: float | None,

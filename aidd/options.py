@@ -34,6 +34,7 @@ class Kind(Enum):
     PERCENT = "PCT"
     NOTIFY = "TARGET"
     URL = "URL"
+    CHOICE = "WORD"
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class Option:
     configurable: bool = True
     minimum: int = 0
     metavar: str | None = None  # the flag's value in --help, when not the kind's
+    choices: tuple[str, ...] = ()  # a CHOICE's words, the first the default
 
     @property
     def attr(self) -> str:
@@ -109,6 +111,11 @@ OPTIONS: tuple[Option, ...] = (
     Option("timeout", Kind.SECONDS, 3600, _L, "wall-clock limit per attempt, 0 = none"),
     Option("idle-timeout", Kind.SECONDS, 900, _L, "kill after this much silence, 0 = never"),
     Option("idle-nudge-timeout", Kind.SECONDS, 300, _L, "nudge after this much silence, 0 = never"),
+    Option("liveness", Kind.CHOICE, "signals", _L, "judge a silent agent by its tool calls, CPU "
+           "and file changes (signals), or by its output alone (output)",
+           choices=("signals", "output"), metavar="signals|output"),
+    Option("busy-timeout", Kind.SECONDS, None, _L, "a silent agent that is busy counts as hung "
+           "after this long (default: --timeout; 0 = only --timeout ends it)"),
     Option("quit-on-abort", Kind.INT, 0, _L, "exit after N consecutive failures, 0 = never"),
     Option("continue-on-timeout", Kind.SWITCH, False, _L, "a 124 result is not a failure"),
     Option("keep-children", Kind.SWITCH, False, _L, "leave the agent's leftover processes running"),
@@ -172,6 +179,12 @@ def _int(opt: Option, raw: Any, _base: Path | None) -> int:
     if int(text) < opt.minimum:
         raise OptionValueError(f"must be at least {opt.minimum}, got {text}")
     return int(text)
+
+
+def _choice(opt: Option, raw: Any, _base: Path | None) -> str:
+    if raw not in opt.choices:
+        raise OptionValueError(f"{shown(raw)} is not one of {', '.join(opt.choices)}")
+    return str(raw)
 
 
 def _text(opt: Option, raw: Any, _base: Path | None) -> str | None:
@@ -320,4 +333,5 @@ _CONVERTERS = {
     Kind.PERCENT: _percent,
     Kind.NOTIFY: _notify,
     Kind.URL: _url,
+    Kind.CHOICE: _choice,
 }

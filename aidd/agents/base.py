@@ -78,6 +78,10 @@ class Signals:
     json_seen: bool = False
     assistant_seen: bool = False  # assistant text or a tool use (ADP-43)
     tool_calls: int = 0  # tool uses seen: an attempt without one did no work (issue 15)
+    # Tool calls started and not yet answered (claude's tool_use ids without a tool_result): the
+    # agent is busy, not hung, while one runs (issue 17). opencode and kilo print a tool only
+    # once it finished, so theirs stays empty.
+    open_tools: set[str] = field(default_factory=set)
     assistant_chars: int = 0  # characters of assistant text, the final answer's repeat excluded
     turns_ended: int = 0  # result events (claude) / final step_finish or error (opencode, kilo)
     # Lines showing the agent at work; not the echo of aidd's own interrupt (claude's

@@ -53,6 +53,7 @@ _ASSISTANT_ERRORS = {
 }
 INTERRUPTED = "[Request interrupted by user]"
 _NUDGE_IDS = itertools.count(1)
+_OPEN_TOOLS_MAX = 1000  # tool calls remembered as running; the output is untrusted
 
 
 class StreamJsonParser:
@@ -145,7 +146,10 @@ class StreamJsonParser:
         if block.get("type") == "tool_use":
             self._signals.assistant_seen = True
             self._signals.tool_calls += 1
-            ident = str(block.get("id") or "")[:12]
+            full = block.get("id")
+            if isinstance(full, str) and len(self._signals.open_tools) < _OPEN_TOOLS_MAX:
+                self._signals.open_tools.add(full)
+            ident = str(full or "")[:12]
             summary = summarize_input(block.get("input"))
             return [one_line(f"tool: {block.get('name')} ({ident}…) {summary}")]
         return []
@@ -167,6 +171,7 @@ class StreamJsonParser:
         lines = []
         for block in content if isinstance(content, list) else []:
             if isinstance(block, dict) and block.get("type") == "tool_result":
+                self._signals.open_tools.discard(str(block.get("tool_use_id")))
                 lines.append(_tool_result_line(block))
         return lines
 
@@ -188,6 +193,7 @@ class StreamJsonParser:
     def _result(self, event: dict[str, Any]) -> list[str]:
         signals = self._signals
         signals.turns_ended += 1
+        signals.open_tools.clear()  # the turn is over: nothing of it still runs
         is_error = bool(event.get("is_error"))
         signals.last_turn_ok = not is_error
         self._result_totals(event)

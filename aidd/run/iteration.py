@@ -12,6 +12,7 @@ from aidd.budget.prices import Cost, attempt_cost
 from aidd.clock import Clock
 from aidd.fsio import write_atomic
 from aidd.logs.extract import write_extraction
+from aidd.project.activity import FileActivity
 from aidd.project.detect import Origin, onboarding_complete
 from aidd.project.fingerprint import fingerprint
 from aidd.project.scaffold import copy_artifacts, copy_spec
@@ -48,7 +49,8 @@ class Attempt:
 class IterationRunner:
     def __init__(self, plan: RunPlan, journal: Journal, interrupt: Interrupt, clock: Clock,
                  run_attempt: RunAttempt, gate_report: Callable[[], str] = str,
-                 deadline_s: float | None = None) -> None:
+                 deadline_s: float | None = None,
+                 files: Callable[[], FileActivity | None] = lambda: None) -> None:
         self.checkpoints = Checkpointer(plan, journal, clock)
         self.plan = plan
         self.journal = journal
@@ -57,6 +59,8 @@ class IterationRunner:
         self._run_attempt = run_attempt
         self._gate_report = gate_report  # a red gate's summary for the prompt, else ""
         self.deadline_s = deadline_s  # --max-wall-time, on the clock's monotonic scale
+        self._files = files  # the run's file watcher (--liveness signals)
+        self._files_warned = False
 
     def run(self, state: PhaseState, number: int, completion_review: bool,
             carried_fingerprint: str | None) -> Attempt:
@@ -154,8 +158,18 @@ class IterationRunner:
             interrupt=self.interrupt, rate_limit_buffer_s=float(s.rate_limit_buffer),
             rate_limit_fallback_s=float(s.rate_limit_fallback),
             before_kill=lambda: self.checkpoints.record(number, "-prekill"),
-            deadline_s=self.deadline_s,
+            deadline_s=self.deadline_s, liveness=s.liveness,
+            busy_timeout_s=float(s.busy_timeout_s), file_activity=self._file_activity(),
         )
+
+    def _file_activity(self) -> Callable[[], float | None] | None:
+        files = self._files()
+        if files is None:
+            return None
+        if files.problem is not None and not self._files_warned:
+            self._files_warned = True  # said once: the other signals still work
+            self.journal.warn(f"liveness: {files.problem}; file changes are not a sign of life")
+        return files.last_change
 
     def _record_end(self, number: int, outcome: SessionOutcome, cost: Cost) -> None:
         journal, log = self.journal, self.journal.log

@@ -15,6 +15,7 @@ from aidd import fsio
 from aidd.clock import Clock
 from aidd.errors import ExitCode
 from aidd.logs.cleaning import clean_log
+from aidd.project.activity import FileActivity
 from aidd.project.detect import Origin, read_state, record_origin
 from aidd.project.scaffold import copy_scaffolding
 from aidd.project.stop import StopWatcher, remove_stop, stale_stop
@@ -48,6 +49,7 @@ class Lifecycle:
         self.clock = clock
         self.interrupt = Interrupt()
         self._watcher: StopWatcher | None = None
+        self.files: FileActivity | None = None  # --liveness signals: the project's changes
         self._restore_signals: Callable[[], None] | None = None
         self.deadline_s: float | None = None  # --max-wall-time (monotonic): no wait goes past it
         self.alarms = Alarms(plan, journal)
@@ -68,6 +70,9 @@ class Lifecycle:
         first = next_log_number(paths.iterations)
         self._watcher = StopWatcher(paths.stop, self._stop_noticed)
         self._watcher.start()
+        if self.plan.settings.liveness == "signals":
+            self.files = FileActivity(paths.root, self.clock.monotonic)
+            self.files.start()
         emit_run_start(self.plan, journal)  # the run's first event (issue 13 item 16)
         for warning in self.plan.warnings:
             journal.warn(warning)
@@ -137,6 +142,8 @@ class Lifecycle:
         journal.close_log()
         if self._watcher is not None:
             self._watcher.close()
+        if self.files is not None:
+            self.files.close()
         if not self.plan.settings.no_clean:
             self._clean_logs()
         cost = f", cost {format_cost(c.cost_usd, c.cost_estimated)}" if c.cost_usd else ""

@@ -48,7 +48,8 @@ class Supervisor:
         self.counters = Counters()
         self.gates = Gatekeeper(plan, self.journal, clock, self._stopping, gate)
         self.iterations = IterationRunner(plan, self.journal, self.life.interrupt, clock, attempt,
-                                          lambda: self.gates.report, self.budget.deadline_s)
+                                          lambda: self.gates.report, self.budget.deadline_s,
+                                          lambda: self.life.files)
         self.fingerprint: str | None = None  # the tree at the last stuck check
 
     # -- the run -------------------------------------------------------------------------

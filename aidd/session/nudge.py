@@ -52,21 +52,24 @@ class Nudger:
         self.count = 0
         self._outstanding = False  # a stdin nudge whose answering turn has not ended
         self._awaiting_answer = False  # a stdin nudge sent, no progress seen since
+        self._state = ""  # the liveness state the nudge being sent was sent in, as shown
 
-    def nudge(self, agent: Nudged, silence: float) -> None:
-        """Nudge `agent` after `silence` seconds without output; say and record whether the
-        nudge got through."""
+    def nudge(self, agent: Nudged, silence: float, state: str = "") -> None:
+        """Nudge `agent` after `silence` seconds without output, in liveness `state` (issue 17;
+        '' when only output is watched); say and record whether the nudge got through."""
         self.count += 1
+        self._state = f" [{state}]" if state else ""
         method = self.adapter.nudge_method
         if method is NudgeMethod.STDIN:
             why_not = self._stdin(agent, silence)
         else:
             why_not = self._relaunch(agent, silence)
         if why_not is not None:
-            agent.say(f"no output for {seconds_text(silence)}; nudge not delivered: {why_not}",
-                      "WARN")
+            agent.say(f"no output for {seconds_text(silence)}; nudge not delivered: {why_not}"
+                      f"{self._state}", "WARN")
         self.events.emit("nudge", number=self.number, silence_s=round(silence, 3),
-                         method=method.value, delivered=why_not is None, why_not=why_not)
+                         method=method.value, delivered=why_not is None, why_not=why_not,
+                         state=state.partition(":")[0] or None)
 
     def is_answer(self, progressed: bool) -> bool:
         """Does new output count as activity? After a stdin nudge, claude's echo of the
@@ -81,7 +84,7 @@ class Nudger:
         return answered
 
     def _sent(self, agent: Nudged, silence: float, method: str) -> None:
-        agent.say(f"no output for {seconds_text(silence)}; nudge sent ({method})")
+        agent.say(f"no output for {seconds_text(silence)}; nudge sent ({method}){self._state}")
         for line in self.text.splitlines() or [""]:
             agent.say(f"  nudge: {line}")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 _PROC = Path("/proc")
@@ -138,3 +139,53 @@ def _pid_exists(pid: int) -> bool:
     except OSError:
         return False
     return True
+
+
+# -- CPU of a tree (issue 17: is a silent agent busy?) ---------------------------------------
+_TICK_S = 1.0 / (os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100)
+_TREE_MAX = 4096  # processes walked at most: a fork storm is the kill loop's business
+
+
+def children(pid: int) -> list[int]:
+    """The pids whose parent is `pid` (every thread's), from /proc; [] when not known."""
+    return _children(pid)
+
+
+@cache
+def children_known() -> bool:
+    """Does this kernel list a task's children (CONFIG_PROC_CHILDREN)?"""
+    return (_PROC / "self" / "task" / str(os.getpid()) / "children").exists()
+
+
+def tree_cpu_s(roots: list[int]) -> float:
+    """CPU seconds (user and system, with those of reaped children) used so far by `roots`
+    and their descendants, walked through /proc/PID/task/TID/children: a few reads per member,
+    never the whole process table (aidd samples it every second while the agent is silent)."""
+    total = 0
+    seen: set[int] = set()
+    todo = list(roots)
+    while todo and len(seen) < _TREE_MAX:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        stat = _read(_PROC / str(pid) / "stat")
+        fields = stat[stat.rfind(b")") + 2 :].split() if stat else []
+        if len(fields) < 15:
+            continue  # gone
+        total += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+        todo.extend(_children(pid))
+    return total * _TICK_S
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        tasks = list((_PROC / str(pid) / "task").iterdir())
+    except OSError:
+        return []
+    found: list[int] = []
+    for task in tasks:
+        raw = _read(task / "children")
+        if raw:
+            found.extend(int(c) for c in raw.split())
+    return found

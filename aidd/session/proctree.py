@@ -105,6 +105,14 @@ class TreeScope:
         found = (self._handles.get(pid, table[pid].start) for pid in sorted(members))
         return [proc for proc in found if proc is not None]
 
+    def cpu_s(self, root_pid: int) -> float | None:
+        """CPU seconds used so far by the agent's tree: its descendants and the orphans
+        adopted since it started; None where /proc cannot list children (issue 17)."""
+        if not procfs.children_known():
+            return None
+        adopted = [pid for pid in procfs.children(self._me) if pid not in self._before]
+        return procfs.tree_cpu_s([root_pid, *adopted])
+
 
 class _Handles:
     """One psutil object per process, by pid and start time (making one reads /proc again)."""

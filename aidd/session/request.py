@@ -61,3 +61,10 @@ class AttemptRequest:
     # The run's --max-wall-time ends at this clock.monotonic() instant: the attempt is stopped
     # there as for a signal, result 9 (the run then ends with 9).
     deadline_s: float | None = None
+    # Liveness (issue 17): "signals" judges a silent agent from its tool calls, its tree's CPU
+    # and `file_activity` (when a project file last changed, monotonic); "output": silence is
+    # idle. Busy time counts as life for at most `busy_timeout_s` after the last output (0: no
+    # bound but the wall clock).
+    liveness: str = "signals"
+    busy_timeout_s: float = 0
+    file_activity: Callable[[], float | None] | None = None

@@ -17,6 +17,7 @@ from aidd.errors import AgentCliError
 from aidd.session import orphans, proctree
 from aidd.session.cliproc import find_conversation
 from aidd.session.idle import IdleAction, IdleMonitor, IdlePolicy, seconds_text
+from aidd.session.liveness import Liveness, Probe, State
 from aidd.session.nudge import Nudger
 from aidd.session.outcome import EndCause, Outcome, Reason, SessionOutcome, classify
 from aidd.session.pty import AgentProcess
@@ -68,6 +69,7 @@ class _Attempt:
             request.project_dir, request.number, request.prompt_kind, request.audit_name,
             __version__))
         self.scope = proctree.TreeScope(self._marked)
+        self.liveness = self._liveness() if request.liveness == "signals" else None
         self.proc = self._spawn(self.adapter.argv(request.binary, request.model),
                                 self.adapter.encode_prompt(request.prompt))
 
@@ -112,17 +114,38 @@ class _Attempt:
         if self.linger_at is not None and now >= self.linger_at:
             self.say("agent lingered after its final event", "WARN")
             return EndCause.LINGER
+        if self.liveness is not None and self.liveness.tick(now) is State.BUSY:
+            self.idle.activity(now)  # busy is not silence (issue 17)
         action = self.idle.poll(now)
         if action is IdleAction.NUDGE and self.linger_at is None:
-            self.nudger.nudge(self, self.idle.silence(now))
+            self.nudger.nudge(self, self.idle.silence(now), self._state())
         elif action is IdleAction.KILL:
             silence = seconds_text(self.idle.silence(now))
-            self.say(f"no output for {silence}; killing the agent tree", "WARN")
+            state = f" [{self._state()}]" if self.liveness is not None else ""
+            self.say(f"no output for {silence}; killing the agent tree{state}", "WARN")
             return EndCause.IDLE
         return None
 
+    def _liveness(self) -> Liveness:
+        signals, files = self.parser.signals, self.req.file_activity
+        probe = Probe(cpu_s=lambda: self.scope.cpu_s(self.proc.pid),
+                      files_at=files or (lambda: None),
+                      tool_open=lambda: bool(signals.open_tools),
+                      conversation=lambda: signals.json_seen,
+                      lingering=lambda: self.linger_at is not None)
+        return Liveness(probe, self.started, self.req.busy_timeout_s, self._report)
+
+    def _report(self, state: State, since_s: float) -> None:
+        self.req.events.emit("liveness", number=self.req.number, state=state.value,
+                             since_s=since_s)
+
+    def _state(self) -> str:
+        """What a nudge or kill names: `waiting: waiting for the model`."""
+        return self.liveness.label() if self.liveness is not None else ""
+
     def _timeout(self, now: float) -> float:
-        due = (self.idle.due(), self.wall_at, self.linger_at, self.req.deadline_s)
+        due = (self.idle.due(), self.wall_at, self.linger_at, self.req.deadline_s,
+               self.liveness.due() if self.liveness is not None else None)
         deadlines = [d for d in due if d is not None]
         cap = 5.0
         if self.proc.pidfd < 0:
@@ -169,6 +192,8 @@ class _Attempt:
         self.router.feed(data)
         if self.nudger.is_answer(self.parser.signals.progress > progress):
             self.idle.activity(now)
+            if self.liveness is not None:
+                self.liveness.output(now)
         if self.linger_at is not None and self.adapter.output_cancels_linger:
             self.linger_at = None
         while self.turns_seen < self.parser.signals.turns_ended:

@@ -23,6 +23,8 @@ Steps: one dict each; its main key names the action, other keys are options.
   {"init": true}              claude system/init; opencode/kilo step_start (with sessionID)
   {"say": "text"}             an assistant text event in the CLI's own format
   {"tool": {"name", "input", "output", "status", "is_error"}}   a tool call (+ result)
+                              "pending": true prints only claude's tool_use (no result yet)
+  {"burn": S}                 use a whole core for S seconds, silently
   {"finish": {...}}           opencode/kilo step_finish (reason, cost, tokens); claude result
   {"result": {...}}           claude result event; the dict overrides its fields
   {"error": {"name", "message", "status", "headers"}}           opencode/kilo error event
@@ -32,7 +34,8 @@ Steps: one dict each; its main key names the action, other keys are options.
   {"echo_stdin": N, "as": "raw"}  read N more stdin lines; say each text (claude: decoded)
   {"read_stdin": true}        read stdin to EOF; noted with its length and SHA-256
   {"spawn": ["sleep", "1000"], "detach": true, "ignore": ["TERM", "HUP"], "pid_file": "f"}
-                              start a (grand)child; detach = double fork + setsid
+                              start a (grand)child; detach = double fork + setsid;
+                              "wait": true waits for it (not with detach)
   {"ignore": ["TERM", "INT"]} this process ignores those signals from now on
   {"write_file": "path", "text": "..."}                         relative to the cwd
   {"snapshot": "path", "as": "name"}  copy a file (relative to the cwd) to <records>/name,
@@ -180,6 +183,8 @@ def step_tool(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
         tool_id = agent.next_id("toolu")
         agent.assistant([{"type": "tool_use", "id": tool_id, "name": name,
                           "input": tool_input}], None)
+        if arg.get("pending"):
+            return
         agent.event({"type": "user", "message": {"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": tool_id, "content": output,
              "is_error": bool(arg.get("is_error"))}]}})
@@ -271,6 +276,12 @@ def step_close_output(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
     os.close(null)
 
 
+def step_burn(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
+    end = time.monotonic() + float(arg)
+    while time.monotonic() < end:
+        sum(range(1000))
+
+
 def step_spawn(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
     """Start `argv`; `detach`: double fork + setsid; `ignore`: signals the child ignores."""
     argv = [str(a) for a in arg]
@@ -290,7 +301,7 @@ def step_spawn(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
     os.close(pid_w)
     pid = int(os.read(pid_r, 64) or b"0")
     os.close(pid_r)
-    if step.get("detach"):
+    if step.get("detach") or step.get("wait"):
         os.waitpid(first, 0)
     if agent.record_dir is not None and step.get("pid_file"):
         target = agent.record_dir / step["pid_file"]
@@ -349,6 +360,7 @@ STEPS = {
     "echo_stdin": step_echo_stdin,
     "read_stdin": step_read_stdin,
     "spawn": step_spawn,
+    "burn": step_burn,
     "ignore": step_ignore,
     "write_file": step_write_file,
     "snapshot": step_snapshot,

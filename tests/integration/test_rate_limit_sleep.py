@@ -4,6 +4,7 @@ the sleep (SUP-50, SUP-60, AC-31, AC-45..47)."""
 
 from __future__ import annotations
 
+import math
 import signal
 import time
 from datetime import datetime, timedelta
@@ -136,7 +137,7 @@ def test_rate_limited_attempts_do_not_count(
 def _rate_limited(cli: str) -> list[dict[str, Any]]:
     if cli == "claude-code":
         return [{"init": True}, {"json": {"type": "rate_limit_event", "rate_limit_info": {
-            "status": "rejected", "resetsAt": int(time.time()) + 2,
+            "status": "rejected", "resetsAt": math.ceil(time.time()) + 2,
             "rateLimitType": "five_hour"}}}, {"result": {
                 "is_error": True, "subtype": "error", "result": "rate limited"}}, {"exit": 1}]
     return [{"init": True}, {"error": {"name": "APIError", "message": "Too many requests",
