@@ -29,6 +29,8 @@ def aidd_env(tmp_path: Path) -> dict[str, str]:
         PYTHONPATH=str(REPO) + os.pathsep + env.get("PYTHONPATH", ""),
     )
     env.pop("CLAUDECODE", None)
+    # A run checks what the real claude would refuse: as root, it needs exactly IS_SANDBOX=1.
+    env["IS_SANDBOX"] = "1"
     return env
 
 

@@ -75,7 +75,7 @@ class Job:
         env.pop("CLAUDECODE", None)
         env.update(
             HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
-            AIDD_HOME=str(self.base / "aidd-home"),
+            AIDD_HOME=str(self.base / "aidd-home"), IS_SANDBOX="1",  # claude's need as root
             PYTHONPATH=str(REPO) + os.pathsep + env.get("PYTHONPATH", ""),
             PATH=f"{self.fake.bin_dir}{os.pathsep}{env.get('PATH', '')}",
             FAKE_AGENT_PYTHON=sys.executable, FAKE_AGENT_SCRIPT=str(self.fake.script_path),
