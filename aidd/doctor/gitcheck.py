@@ -40,9 +40,10 @@ def check_git(settings: Settings) -> list[Finding]:
         return [warn("git", "git is not on PATH: a run records no checkpoint",
                      "install git (or pass --no-checkpoints to say you mean it)"),
                 skip("repository", "needs git"), _checkpoints(settings, None, False)]
-    version = _git(env, existing_parent(root), "--version") or "git (version unknown)"
-    repo = _repo(env, root) if root.is_dir() else None
-    return [ok("git", f"{version} at {git}"), _repository(env, root, repo),
+    here = existing_parent(root)  # a project dir a run will create joins its parent's repo
+    version = _git(env, here, "--version") or "git (version unknown)"
+    repo = _repo(env, here)
+    return [ok("git", f"{version} at {git}"), _repository(env, here, repo),
             _checkpoints(settings, repo, True)]
 
 
