@@ -21,7 +21,7 @@ from aidd.project.filters import FeatureFilter
 from aidd.project.paths import ProjectPaths, check_layout
 
 _ACTION_ORDER = ("extract_batch", "check_features", "status", "stop", "checkpoints", "rollback",
-                 "report")
+                 "report", "doctor")
 
 
 def run(settings: Settings) -> int:
@@ -48,8 +48,11 @@ def run(settings: Settings) -> int:
 
 def _check_flag_combinations(settings: Settings) -> None:
     actions = settings.actions
-    if actions.json and not (actions.status or actions.checkpoints or actions.report):
-        raise UsageError("--json needs --status, --checkpoints or --report")
+    if actions.json and not (actions.status or actions.checkpoints or actions.report
+                             or actions.doctor):
+        raise UsageError("--json needs --status, --checkpoints, --report or --doctor")
+    if actions.offline and not actions.doctor:
+        raise UsageError("--offline needs --doctor")
     _check_report_flags(settings)
     if (settings.filter_by is None) != (settings.filter is None):
         raise UsageError("--filter-by and --filter must be given together")
@@ -106,8 +109,8 @@ def _chosen_action(settings: Settings) -> str | None:
 def _one_shot(action: str, settings: Settings, paths: ProjectPaths,
               feature_filter: FeatureFilter | None, clock: Clock) -> int:
     """Each action imports only its own modules, so a one-shot starts fast."""
-    if action == "stop":
-        return _stop(paths, clock)
+    if action in ("stop", "doctor"):  # neither needs the project directory to exist
+        return _stop(paths, clock) if action == "stop" else _doctor(settings, paths, clock)
     if not paths.root.is_dir():
         raise NotFoundError(f"project directory {paths.root} does not exist")
     if action == "checkpoints":
@@ -155,6 +158,13 @@ def _stop(paths: ProjectPaths, clock: Clock) -> int:
         print_out(f"stop requested ({paths.rel(paths.stop)}); no aidd is running on this "
                   "project now\n")
     return int(ExitCode.SUCCESS)
+
+
+def _doctor(settings: Settings, paths: ProjectPaths, clock: Clock) -> int:
+    """A missing project directory is one of the doctor's findings, not an error."""
+    from aidd.doctor.show import print_doctor
+
+    return print_doctor(settings, paths, clock)
 
 
 def _report(paths: ProjectPaths, settings: Settings, clock: Clock) -> int:

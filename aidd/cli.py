@@ -24,11 +24,15 @@ _ACTIONS = (
     ("extract-batch", "write iterations/NNN.json for every log, then exit"),
     ("check-features", "validate every feature.json, then exit"),
     ("status", "print the status report (filters apply), then exit"),
-    ("json", "with --status, --checkpoints or --report: print JSON instead of text"),
+    ("json", "with --status, --checkpoints, --report or --doctor: print JSON instead of text"),
     ("stop", "ask a running aidd to stop after its current agent run"),
     ("checkpoints", "list this project's checkpoints (with --json: as JSON), then exit"),
     ("report", "print the morning report: runs, attempts, features passed, changes, cost, "
                "pauses, gate, what to look at first (--since, --json, --html), then exit"),
+    ("doctor", "check the set-up, one line per check (the CLI, its login, nesting, root, disk, "
+               "git, project, lock, config, copy lists, gate, endpoints), then exit"),
+    ("offline", "with --doctor: skip the checks that need the network (the login prompt, the "
+                "notification and heartbeat endpoints)"),
 )
 _ROLLBACK_HELP = ("restore the project to checkpoint NNN, NNN-prekill, NNN-end or "
                   "before-rollback (the present state is checkpointed first), then exit")
@@ -150,7 +154,9 @@ def parse_args(args: Sequence[str], environ: dict[str, str] | None = None) -> Se
             flags[opt.name] = convert(opt, raw)
         except OptionValueError as exc:
             raise UsageError(f"{opt.flag}: {exc}") from None
-    return load_settings(flags, actions, environ=environ, argv=tuple(args))
+    # The doctor reports a config file or variable in error instead of stopping at it.
+    return load_settings(flags, actions, environ=environ, argv=tuple(args),
+                         lenient=actions.doctor)
 
 
 def _report_crash(exc: BaseException, settings: Settings | None) -> None:

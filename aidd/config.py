@@ -6,8 +6,9 @@ The only module that reads the process environment for aidd's own settings.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,18 @@ class Actions:
     report: bool = False
     since: str | None = None  # --since WHEN, with --report
     html: str | None = None  # --html FILE, with --report
+    doctor: bool = False
+    offline: bool = False  # --offline, with --doctor: no check that needs the network
+
+
+@dataclass(frozen=True)
+class ConfigProblem:
+    """A config layer's error that `load_settings(lenient=True)` (the doctor's) set aside
+    instead of raising: that layer, or that variable, was left out."""
+
+    layer: str  # "user", "project" or "environment"
+    source: str  # the file, or the variable
+    message: str
 
 
 @dataclass(frozen=True)
@@ -89,6 +102,7 @@ class Settings:
     extract_structured: bool
     actions: Actions = field(default_factory=Actions)
     config_sources: tuple[str, ...] = ()
+    config_problems: tuple[ConfigProblem, ...] = ()  # only when loaded leniently (--doctor)
     argv: tuple[str, ...] = field(default=(), repr=False)  # may hold a secret URL
     environ: Mapping[str, str] = field(default_factory=dict, repr=False)
 
@@ -133,30 +147,30 @@ def load_settings(
     environ: Mapping[str, str] | None = None,
     cwd: Path | None = None,
     argv: tuple[str, ...] = (),
+    *,
+    lenient: bool = False,
 ) -> Settings:
-    """`flags` maps option names to values given on the command line (already converted)."""
+    """`flags` maps option names to values given on the command line (already converted).
+    `lenient` (the doctor's): a config file or variable in error is left out and recorded in
+    `config_problems`, instead of raising UsageError."""
     env = dict(os.environ if environ is None else environ)
     cwd = cwd or Path.cwd()
+    layers = _Layers(lenient)
     sources: list[str] = []
     user_file = xdg_config_home(env) / "aidd" / "config.yaml"
-    user = _read_yaml(user_file, allow_project_dir=True)
+    user = layers.read("user", user_file, lambda: _read_yaml(user_file, allow_project_dir=True))
     if user:
         sources.append(str(user_file))
-    env_values = _from_environ(env, cwd)
+    env_values = _from_environ(env, cwd, layers)
     project_dir = flags.get("project-dir") or env_values.get("project-dir") or user.get(
         "project-dir"
     ) or cwd
     project_dir = Path(os.path.abspath(cwd / project_dir))  # noqa: PTH100 - keep symlinks as given
     project_file = project_dir / ".automaker" / "aidd.yaml"
-    project = _read_yaml(project_file, allow_project_dir=False, root=project_dir)
+    project = layers.read("project", project_file, lambda: _project_layer(
+        project_file, project_dir, {**env_values, **flags}, user))
     if project:
         sources.append(str(project_file))
-        trusted = (flags.get("trust-project-config") or env_values.get("trust-project-config")
-                   or user.get("trust-project-config"))
-        if not trusted:
-            overridden = {**env_values, **flags}
-            _check_project_values(project_file, {k: v for k, v in project.items()
-                                                 if k not in overridden}, user)
     sources.extend(opt.env for opt in OPTIONS if opt.env in env and opt.name in env_values)
     merged: dict[str, Any] = {opt.name: opt.default for opt in OPTIONS}
     for layer in (user, project, env_values, flags):
@@ -167,9 +181,39 @@ def load_settings(
         **values,
         actions=actions,
         config_sources=tuple(sources),
+        config_problems=tuple(layers.problems),
         argv=argv,
         environ=env,
     )
+
+
+class _Layers:
+    """Reads config layers: strictly (an error raises), or leniently (it is recorded)."""
+
+    def __init__(self, lenient: bool) -> None:
+        self.lenient = lenient
+        self.problems: list[ConfigProblem] = []
+
+    def read(self, layer: str, source: Path | str,
+             read: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        try:
+            return read()
+        except UsageError as exc:
+            if not self.lenient:
+                raise
+            self.problems.append(ConfigProblem(layer, str(source), exc.message))
+            return {}
+
+
+def _project_layer(project_file: Path, project_dir: Path, overridden: Mapping[str, Any],
+                   user: dict[str, Any]) -> dict[str, Any]:
+    """The project's aidd.yaml, refused where it loosens what the user set (unless trusted)."""
+    project = _read_yaml(project_file, allow_project_dir=False, root=project_dir)
+    trusted = overridden.get("trust-project-config") or user.get("trust-project-config")
+    if project and not trusted:
+        _check_project_values(project_file, {k: v for k, v in project.items()
+                                             if k not in overridden}, user)
+    return project
 
 
 # The project's aidd.yaml is repository content (README "Security model"): it may tighten these
@@ -307,15 +351,19 @@ def _config_option(path: Path, key: object, allow_project_dir: bool) -> Option:
     return opt
 
 
-def _from_environ(env: Mapping[str, str], cwd: Path) -> dict[str, Any]:
+def _from_environ(env: Mapping[str, str], cwd: Path, layers: _Layers) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for opt in OPTIONS:
         if opt.configurable and opt.env in env:
             raw = env[opt.env]
             if opt.name == "prompt" and not raw:
                 continue
-            out[opt.name] = _convert_or_raise(opt, raw, opt.env, cwd)
+            out.update(layers.read("environment", opt.env, partial(_variable, opt, raw, cwd)))
     return out
+
+
+def _variable(opt: Option, raw: str, cwd: Path) -> dict[str, Any]:
+    return {opt.name: _convert_or_raise(opt, raw, opt.env, cwd)}
 
 
 def _convert_or_raise(opt: Option, raw: Any, where: str, base: Path) -> Any:

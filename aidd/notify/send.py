@@ -63,7 +63,7 @@ def deliver(job: Mapping[str, Any], env: Mapping[str, str], timeout_s: float = T
 def http(url: str, data: bytes | None, headers: Mapping[str, str], timeout_s: float) -> None:
     """GET (no data) or POST; a 2xx or 3xx answer is delivered. `timeout_s` bounds each socket
     wait and the reading of the answer."""
-    url, auth = _credentials(url)
+    url, auth = credentials(url)
     request = urllib.request.Request(url, data=data, headers={
         "User-Agent": f"aidd/{__version__}", **auth, **headers})
     deadline = time.monotonic() + timeout_s
@@ -85,7 +85,7 @@ def http(url: str, data: bytes | None, headers: Mapping[str, str], timeout_s: fl
         raise DeliveryError(reason(exc)) from None
 
 
-def _credentials(url: str) -> tuple[str, dict[str, str]]:
+def credentials(url: str) -> tuple[str, dict[str, str]]:
     """`https://user:password@host/…` (an ntfy topic with access control, say): urllib would
     take the user for part of the host name, so they go into a Basic Authorization header."""
     parts = urlsplit(url)

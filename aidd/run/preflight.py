@@ -20,6 +20,8 @@ from aidd.agents.version import untested_warning
 from aidd.audits.definitions import AuditDefinition, all_runnable, resolve_audits
 from aidd.clock import Clock
 from aidd.config import Settings
+from aidd.doctor.findings import Status
+from aidd.doctor.quick import run_start_checks
 from aidd.errors import AgentCliError, NotFoundError, UsageError
 from aidd.fsio import UnsafePathError, make_dirs, remove_stale_temps
 from aidd.notify.targets import redact_argv
@@ -71,6 +73,7 @@ def prepare_run(settings: Settings, paths: ProjectPaths, feature_filter: Feature
     audit_queue, post_audits = _audits(settings, paths, warnings)
     adapter = ADAPTERS[settings.cli]
     binary = _find_binary(adapter.binary, settings.environ)
+    warnings.extend(_doctor_checks(settings, adapter))
     _check_project_dir(paths.root)
     origin = detect_origin(paths)
     _check_spec(settings, paths, origin, audit_run=bool(audit_queue))
@@ -101,6 +104,18 @@ def prepare_run(settings: Settings, paths: ProjectPaths, feature_filter: Feature
     return RunPlan(settings, paths, feature_filter, adapter, binary, cli_version, audit_queue,
                    post_audits, origin, renderer, lock, started, mode, conflict, nudge_s,
                    tuple(warnings))
+
+
+def _doctor_checks(settings: Settings, adapter: Adapter) -> list[str]:
+    """The doctor's quick checks (issue 17): a failure that makes every attempt fail (claude
+    as root without IS_SANDBOX=1) stops the run now, with 8; other failures and warnings are
+    shown before the first attempt, ok lines are not."""
+    findings = run_start_checks(settings, adapter)
+    for finding in findings:
+        if finding.blocks_run and finding.failed:
+            raise AgentCliError(f"{finding.detail}; fix: {finding.fix}")
+    return [f"doctor: {f.status.value} {f.name}: {f.detail} (fix: {f.fix})" for f in findings
+            if f.status in (Status.WARN, Status.FAIL)]
 
 
 def _nudge_seconds(settings: Settings, warnings: list[str]) -> int:

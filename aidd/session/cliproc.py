@@ -20,24 +20,25 @@ UNKNOWN = "unknown"
 
 def run_cli(argv: Sequence[str], *, env: Mapping[str, str] | None, timeout_s: float,
             cwd: Path | None = None, stderr_too: bool = False,
-            clock: Clock | None = None) -> bytes | None:
+            clock: Clock | None = None, stdin: bytes | None = None) -> bytes | None:
     """The run's stdout (with stderr when `stderr_too`); None when it cannot start or times
     out. `env` None: aidd's own environment, unmarked (tests only; a run always passes one).
-    `clock`: the run's, for the sweep's waits."""
+    `clock`: the run's, for the sweep's waits. `stdin`: written, then closed (else none)."""
     mark = new_mark()
     try:
         return _run(argv, None if env is None else {**env, MARK_VAR: mark}, timeout_s, cwd,
-                    stderr_too)
+                    stderr_too, stdin)
     finally:
         sweep(mark, clock or SystemClock())
 
 
 def _run(argv: Sequence[str], env: dict[str, str] | None, timeout_s: float, cwd: Path | None,
-         stderr_too: bool) -> bytes | None:
+         stderr_too: bool, stdin: bytes | None = None) -> bytes | None:
     try:
         proc = subprocess.Popen(
             list(argv), cwd=cwd, env=env,
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT if stderr_too else subprocess.DEVNULL,
             start_new_session=True,  # so a timeout can kill the whole group
         )
@@ -45,7 +46,7 @@ def _run(argv: Sequence[str], env: dict[str, str] | None, timeout_s: float, cwd:
         return None
     with proc:
         try:
-            out, _ = proc.communicate(timeout=timeout_s)
+            out, _ = proc.communicate(stdin, timeout=timeout_s)
         except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)

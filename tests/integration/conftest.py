@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from aidd.agents.hints import NESTED_VARS
 from tests.conftest import FakeAgent
 from tests.integration.runs import REPO, Result, RunAidd
 from tests.integration.scenario import MakeScenario, scenarios
@@ -28,7 +29,10 @@ def aidd_env(tmp_path: Path) -> dict[str, str]:
         AIDD_HOME=str(tmp_path / "aidd-home"),
         PYTHONPATH=str(REPO) + os.pathsep + env.get("PYTHONPATH", ""),
     )
-    env.pop("CLAUDECODE", None)
+    for name in NESTED_VARS:  # as if started from a plain terminal, not inside an agent
+        env.pop(name, None)
+    # A run checks what the real claude would refuse: as root, it needs exactly IS_SANDBOX=1.
+    env["IS_SANDBOX"] = "1"
     return env
 
 

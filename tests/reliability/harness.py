@@ -17,6 +17,7 @@ from typing import Any
 import psutil
 import yaml
 
+from aidd.agents.hints import NESTED_VARS
 from tests.conftest import FAKES, FakeAgent
 
 REPO = Path(__file__).resolve().parents[2]
@@ -72,10 +73,11 @@ class Job:
         home = self.base / "home"
         home.mkdir()
         env = {k: v for k, v in os.environ.items() if not k.startswith("AIDD_")}
-        env.pop("CLAUDECODE", None)
+        for name in NESTED_VARS:  # as if started from a plain terminal, not inside an agent
+            env.pop(name, None)
         env.update(
             HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
-            AIDD_HOME=str(self.base / "aidd-home"),
+            AIDD_HOME=str(self.base / "aidd-home"), IS_SANDBOX="1",  # claude's need as root
             PYTHONPATH=str(REPO) + os.pathsep + env.get("PYTHONPATH", ""),
             PATH=f"{self.fake.bin_dir}{os.pathsep}{env.get('PATH', '')}",
             FAKE_AGENT_PYTHON=sys.executable, FAKE_AGENT_SCRIPT=str(self.fake.script_path),

@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("aidd.reports",),
     ("aidd.notify",),
     ("aidd.options", "aidd.config"),
+    ("aidd.doctor",),
     ("aidd.run",),
     ("aidd.app",),
     ("aidd.cli", "aidd.__main__"),

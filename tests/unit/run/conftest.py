@@ -87,7 +87,8 @@ class Loop:
         home = self.tmp_path / "home"
         environ = {"PATH": f"{FAKES / 'bin'}:{path}", "HOME": str(home),
                    "XDG_CONFIG_HOME": str(home / ".config"),
-                   "AIDD_HOME": str(self.tmp_path / "aidd-home")}
+                   "AIDD_HOME": str(self.tmp_path / "aidd-home"),
+                   "IS_SANDBOX": "1"}  # what claude needs as root, which the run checks
         given = {"project-dir": self.paths.root,
                  **{k.replace("_", "-"): v for k, v in flags.items()}}
         settings = load_settings(given, Actions(), environ, cwd=self.tmp_path)

@@ -1,0 +1,53 @@
+"""Is the project's lock free? Asked as a run would take it (a non-blocking flock on the file,
+released at once, nothing written), and who holds it, from its record."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+
+from aidd.doctor.findings import Finding, ok, warn
+from aidd.fsio import open_file
+from aidd.project.lockfile import holder_running, read_lock
+from aidd.project.paths import ProjectPaths
+from aidd.session import procfs
+
+
+def check_lock(paths: ProjectPaths) -> Finding:
+    if not paths.lock.exists():
+        return ok("lock", "free (no lock file)")
+    info = read_lock(paths.root, paths.lock)
+    pid = info.get("pid")
+    who = (f"aidd pid {pid}, started {info.get('started_at', '?')}, on "
+           f"{info.get('host', '?')}")
+    if _flocked(paths) is False:
+        return warn("lock", f"held by {who}: another run cannot start now",
+                    "wait for it to end, or ask it to stop: aidd --stop")
+    if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0:
+        running = holder_running(pid, info, procfs)
+        if running is None:
+            return warn("lock", f"the record names {who}, another host: cannot tell whether "
+                        "it still runs", "make sure no aidd runs on this project there")
+        if running:
+            return warn("lock", f"held by {who} (its lock file was replaced under it)",
+                        "wait for it to end, or ask it to stop: aidd --stop")
+        return ok("lock", f"free (the record of {who} is stale: a run reclaims it)")
+    return ok("lock", "free")
+
+
+def _flocked(paths: ProjectPaths) -> bool | None:
+    """True when the flock could be taken (and was let go), False when it is held, None when
+    the file cannot be opened (a planted link or FIFO: the links check reports it)."""
+    try:
+        fd = open_file(paths.root, paths.lock, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)  # closing lets the flock go
+    return True
