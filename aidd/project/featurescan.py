@@ -36,7 +36,9 @@ def candidates(paths: ProjectPaths) -> list[str]:
 
 def stray_files(paths: ProjectPaths) -> list[str]:
     """feature.json files neither tool reads: `features/feature.json` and any deeper than
-    `features/<dir>/` (for `--check-features` to warn about), sorted."""
+    `features/<dir>/` (for `--check-features` to warn about), sorted. A `<dir>` with a link
+    count of 2 has no subdirectory (find(1)'s leaf rule), so it is not listed; any other count
+    (btrfs reports 1) just means "list it"."""
     top = _features_top(paths)
     if top is None:
         return []
@@ -50,10 +52,19 @@ def stray_files(paths: ProjectPaths) -> list[str]:
             continue
         for entry in entries:
             if entry.is_dir(follow_symlinks=False):
-                stack.append((entry.path, depth + 1))
+                # A feature's own folder without subfolders holds no stray: not listed.
+                if depth != 0 or not _is_leaf(entry):
+                    stack.append((entry.path, depth + 1))
             elif entry.name == FEATURE_FILE and depth != 1:
                 found.append(entry.path)
     return sorted(found)
+
+
+def _is_leaf(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.stat(follow_symlinks=False).st_nlink == 2
+    except OSError:
+        return False
 
 
 def _features_top(paths: ProjectPaths) -> str | None:
