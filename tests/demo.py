@@ -25,7 +25,7 @@ STEPS = 3
 
 def _feature(n: int, passes: bool) -> dict[str, object]:
     return {"id": f"feature-{n}-demo-step", "category": "Core", "title": f"Step {n}",
-            "description": f"demo step {n}", "status": "completed" if passes else "backlog",
+            "description": f"demo step {n}", "status": "verified" if passes else "backlog",
             "passes": passes, "priority": 2, "dependencies": []}
 
 

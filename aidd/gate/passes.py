@@ -1,5 +1,6 @@
-"""Features an attempt set passing, found by comparing the files before and after it, and set
-back to `passes: false` when the gate says the work is not done (`gate-revert-passes`)."""
+"""Features an attempt finished (done in either vocabulary, `featurestate`), found by comparing
+the files before and after it, and set back to not done when the gate says the work is not
+(`gate-revert-passes`)."""
 
 from __future__ import annotations
 
@@ -8,16 +9,16 @@ import os
 from pathlib import Path
 
 from aidd.fsio import write_atomic
-from aidd.project import jsonfile
+from aidd.project import featurestate, jsonfile
 from aidd.project.features import load_features
 from aidd.project.featurescan import project_root, read_feature
 from aidd.project.paths import ProjectPaths
 
 
 def passing(paths: ProjectPaths) -> frozenset[str]:
-    """The feature files (by location) that say `passes: true` now."""
+    """The feature files (by location) that are done now."""
     return frozenset(f.location for f in load_features(paths, validate=False)
-                     if isinstance(f.data, dict) and f.data.get("passes") is True)
+                     if featurestate.is_done(f.data))
 
 
 def name(paths: ProjectPaths, location: str) -> str:
@@ -26,9 +27,10 @@ def name(paths: ProjectPaths, location: str) -> str:
 
 
 def revert(paths: ProjectPaths, locations: list[str], note: str) -> list[str]:
-    """Set each file back to `passes: false` with `gateNote`, re-reading it first (the agent or
-    AutoMaker may have changed it since); returns the locations changed. A file that no longer
-    says `passes: true`, or cannot be read as an object, is left alone."""
+    """Set each file back to `passes: false`, a done status to `in_progress`, with `gateNote`,
+    re-reading it first (the agent or AutoMaker may have changed it since); returns the
+    locations changed. A file that is no longer done, or cannot be read as an object, is left
+    alone. Every other key keeps its value and place."""
     root = project_root(paths)
     changed = []
     for location in locations:
@@ -37,9 +39,11 @@ def revert(paths: ProjectPaths, locations: list[str], note: str) -> list[str]:
             data = jsonfile.loads(raw) if raw is not None else None
         except (OSError, ValueError):
             continue
-        if not isinstance(data, dict) or data.get("passes") is not True:
+        if not isinstance(data, dict) or not featurestate.is_done(data):
             continue
         data["passes"] = False
+        if data.get("status") in featurestate.DONE_STATUSES:
+            data["status"] = "in_progress"
         data["gateNote"] = note
         text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
         write_atomic(paths.root / os.path.relpath(location, paths.root), text,

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum, unique
 
-from aidd.project import markers
-from aidd.project.featurerules import FeatureStatus
+from aidd.project import featurestate, markers
 from aidd.project.features import FeatureFile, is_unfixed, load_features
+from aidd.project.featurestate import WorkState
 from aidd.project.filters import FeatureFilter, counted_features
 from aidd.project.markers import Marker
 from aidd.project.paths import ProjectPaths
@@ -22,31 +22,31 @@ from aidd.project.todo import TodoSummary, read_todo
 
 @unique
 class FeatureVerdict(Enum):
-    """How one counted feature.json weighs on completion: only PASSING and WAITING_APPROVAL never
-    block it (CMP-1)."""
+    """How one counted feature.json weighs on completion: only DONE never blocks it (CMP-1 as
+    changed by issue 18: a feature waiting for a human review is not finished work)."""
 
-    PASSING = "passing"
-    WAITING_APPROVAL = "waiting_approval"  # never blocks, even when malformed
-    INVALID = "invalid"  # failing: not JSON, not an object, or fails the structural check
-    NOT_PASSING = "not_passing"  # failing: `passes` missing or not true
-    INCONSISTENT = "inconsistent"  # failing: `passes: true` but status backlog or missing
+    DONE = "done"
+    REVIEW = "review"  # failing: `waiting_approval`, a human has to look at it first
+    INVALID = "invalid"  # failing: not JSON, or an error AutoMaker's loader or types reject
+    NOT_DONE = "not_done"  # failing: open or in progress
+    INCONSISTENT = "inconsistent"  # failing: `passes: true` but a status that is not done
 
     @property
     def blocks(self) -> bool:
-        return self not in (FeatureVerdict.PASSING, FeatureVerdict.WAITING_APPROVAL)
+        return self is not FeatureVerdict.DONE
 
 
 def judge(file: FeatureFile) -> FeatureVerdict:
-    if file.waiting_approval:
-        return FeatureVerdict.WAITING_APPROVAL
     feature = file.feature
     if feature is None:
         return FeatureVerdict.INVALID
-    if not feature.passes:
-        return FeatureVerdict.NOT_PASSING
-    if feature.status in (None, FeatureStatus.BACKLOG):
+    if feature.state is WorkState.DONE:
+        return FeatureVerdict.DONE
+    if feature.state is WorkState.REVIEW:
+        return FeatureVerdict.REVIEW
+    if feature.passes:
         return FeatureVerdict.INCONSISTENT
-    return FeatureVerdict.PASSING
+    return FeatureVerdict.NOT_DONE
 
 
 @dataclass(frozen=True)
@@ -170,14 +170,14 @@ def todo_mode_done(paths: ProjectPaths) -> bool:
 
 
 def in_progress_done(paths: ProjectPaths, filters: FeatureFilter | None) -> bool:
-    """In-progress mode is done: no counted feature has `status: "in_progress"` (CMP-30)."""
+    """In-progress mode is done: no counted feature is started and not done (CMP-30):
+    `in_progress`, `running` or a pipeline step, without `passes: true`."""
     counted = counted_features(load_features(paths, validate=False), filters)
     return not any(_in_progress(f) for f in counted)
 
 
 def _in_progress(file: FeatureFile) -> bool:
-    data = file.object
-    return data is not None and data.get("status") == FeatureStatus.IN_PROGRESS.value
+    return featurestate.state_of(file.object) is WorkState.ACTIVE
 
 
 def unfixed_findings(paths: ProjectPaths) -> int:

@@ -11,6 +11,7 @@ from typing import Any
 
 from aidd.fsio import read_file, write_atomic
 from aidd.project import jsonfile, limits
+from aidd.project.featurescan import candidates
 from aidd.project.paths import ProjectPaths
 
 IGNORED_ENTRIES = frozenset({".git", ".automaker", ".DS_Store", "node_modules", ".vscode", ".idea"})
@@ -30,11 +31,15 @@ def has_existing_code(root: Path) -> bool:
 
 
 def onboarding_complete(paths: ProjectPaths) -> bool:
-    """Onboarding is done: a feature.json at any depth, plus app_spec.txt and CHANGELOG.md files
-    (LAY-17)."""
-    if not (paths.app_spec.is_file() and paths.changelog.is_file()):
-        return False
-    return paths.features.is_dir() and next(paths.features.rglob("feature.json"), None) is not None
+    """Onboarding is done: a feature set (`features/<dir>/feature.json`, whoever wrote it) and
+    an app_spec.txt file (LAY-17 as changed by issue 18: AutoMaker writes no CHANGELOG.md, and
+    aidd's artifacts step adds one)."""
+    return paths.app_spec.is_file() and has_feature_set(paths)
+
+
+def has_feature_set(paths: ProjectPaths) -> bool:
+    """At least one `features/<dir>/feature.json` (content not checked)."""
+    return any(Path(c).is_file() for c in candidates(paths))
 
 
 @dataclass(frozen=True)

@@ -1,50 +1,34 @@
-"""The feature.json rules (FEA-10) and id grammar (FEA-11): every error of one object, by field.
+"""The feature.json rules: errors where AutoMaker's loader or types reject a file, warnings where
+only aidd's stricter habits object (FEA-10 as changed by issue 18, docs/automaker.md).
 
-Shared by `--check-features` and the audit findings check (AUD-23).
+One rule set for `--status`, completion, `--check-features` and the audit findings check.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Collection, Mapping
-from enum import Enum, unique
 from typing import Any
 
+from aidd.project import featurestate
 
-@unique
-class FeatureStatus(Enum):
-    BACKLOG = "backlog"
-    PENDING = "pending"
-    RUNNING = "running"
-    COMPLETED = "completed"
-    FAILED = "failed"
-    VERIFIED = "verified"
-    WAITING_APPROVAL = "waiting_approval"
-    IN_PROGRESS = "in_progress"
-
-
-# The feature id grammar (FEA-11); used with fullmatch, so no anchors and no trailing-newline
-# loophole.
-ID_RE = re.compile(
-    r"(?:feature|spernakit|audit-[a-z]+(?:-[a-z]+)*)-[0-9]+-[a-zA-Z0-9-]+"
-    r"|remediation(?:-[0-9]+)?-[a-zA-Z0-9-]+"
-)
-
-_REQUIRED_TEXT = ("id", "category", "description")
+_REQUIRED_TEXT = ("category", "description")  # strings in AutoMaker's type; empty allowed
 _BOOLEANS = ("passes", "titleGenerating", "skipTests", "requirePlanApproval")
 _STRINGS = (
-    "spec", "model", "error", "summary", "branchName", "startedAt", "createdAt", "updatedAt",
+    "title", "status", "spec", "model", "error", "summary", "branchName", "startedAt",
+    "createdAt", "updatedAt",
 )  # fmt: skip
 _ARRAYS = ("imagePaths", "textFilePaths", "descriptionHistory")
 _ENUMS: dict[str, tuple[str, ...]] = {
-    "status": tuple(s.value for s in FeatureStatus),
     "thinkingLevel": ("none", "low", "medium", "high", "ultrathink"),
     "reasoningEffort": ("none", "minimal", "low", "medium", "high", "xhigh"),
     "planningMode": ("skip", "lite", "spec", "full"),
 }
 _PLAN_NUMBERS = ("version", "tasksCompleted", "tasksTotal")
 _PLAN_STATUSES = ("pending", "generating", "generated", "approved", "rejected")
+# AutoMaker's board shows 1 High, 2 Medium and anything else as Low.
+PRIORITY_NAMES = {1: "high", 2: "medium", 3: "low"}
+_UNSAFE_ID_CHARS = frozenset("/\\\0")
 
 
 def json_type(value: Any) -> str:
@@ -69,18 +53,16 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def validate_feature(data: Any, dir_name: str, known_ids: Collection[str]) -> list[str]:
-    """Every FEA-10 error of one parsed feature.json, each starting with the field's name.
-
-    `dir_name` is the directory holding the file; `known_ids` the ids of every file that parsed.
-    Explicit `null` counts as absent for the optional fields.
-    """
+def feature_errors(data: Any, dir_name: str) -> list[str]:
+    """Every error of one parsed feature.json, each starting with the field's name: what
+    AutoMaker's loader skips (no id) or its `Feature` type forbids, plus aidd's finding rule.
+    Explicit `null` counts as absent for the optional fields."""
     if not isinstance(data, dict):
         return [f"not a JSON object (found {json_type(data)})"]
     errors = _required(data)
     errors += _typed(data)
     errors += _enums(data)
-    errors += _dependencies(data.get("dependencies"), known_ids)
+    errors += _dependency_types(data.get("dependencies"))
     errors += _plan_spec(data.get("planSpec"))
     errors += _finding(data, dir_name)
     return errors
@@ -88,18 +70,16 @@ def validate_feature(data: Any, dir_name: str, known_ids: Collection[str]) -> li
 
 def _required(data: Mapping[str, Any]) -> list[str]:
     errors = []
+    fid = data.get("id")
+    if "id" not in data:
+        errors.append("id: missing (a non-empty string is required)")
+    elif not isinstance(fid, str) or not fid:
+        errors.append(f"id: must be a non-empty string (found {_shown(fid)})")
     for key in _REQUIRED_TEXT:
-        value = data.get(key)
         if key not in data:
-            errors.append(f"{key}: missing (a non-empty string is required)")
-        elif not isinstance(value, str) or not value:
-            errors.append(f"{key}: must be a non-empty string (found {_shown(value)})")
-        elif key == "id" and ID_RE.fullmatch(value) is None:
-            errors.append(f"id: {_shown(value)} does not match the id grammar (FEA-11)")
-    if "title" not in data:
-        errors.append("title: missing (null or a string is required)")
-    elif data["title"] is not None and not isinstance(data["title"], str):
-        errors.append(f"title: must be null or a string (found {json_type(data['title'])})")
+            errors.append(f"{key}: missing (a string is required)")
+        elif not isinstance(data[key], str):
+            errors.append(f"{key}: must be a string (found {json_type(data[key])})")
     return errors
 
 
@@ -130,18 +110,13 @@ def _enums(data: Mapping[str, Any]) -> list[str]:
     return errors
 
 
-def _dependencies(value: Any, known_ids: Collection[str]) -> list[str]:
+def _dependency_types(value: Any) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, list):
         return [f"dependencies: must be an array of strings (found {json_type(value)})"]
-    errors = []
-    for entry in value:
-        if not isinstance(entry, str):
-            errors.append(f"dependencies: entries must be strings (found {_shown(entry)})")
-        elif entry not in known_ids:
-            errors.append(f"dependencies: unknown feature id {_shown(entry)}")
-    return errors
+    return [f"dependencies: entries must be strings (found {_shown(entry)})"
+            for entry in value if not isinstance(entry, str)]  # fmt: skip
 
 
 def _plan_spec(value: Any) -> list[str]:
@@ -165,6 +140,8 @@ def _plan_spec(value: Any) -> list[str]:
 
 
 def _finding(data: Mapping[str, Any], dir_name: str) -> list[str]:
+    """aidd's own audit findings (AUD-23) are addressed by directory: their rule stays an
+    error."""
     source = data.get("auditSource")
     if not isinstance(source, str) or not source:
         return []
@@ -175,3 +152,53 @@ def _finding(data: Mapping[str, Any], dir_name: str) -> list[str]:
     if fid != dir_name:
         errors.append(f"id: a finding's id must equal its directory name {_shown(dir_name)}")
     return errors
+
+
+def feature_warnings(data: Mapping[str, Any], dir_name: str,
+                     known_ids: Collection[str]) -> list[str]:
+    """aidd's stricter rules for a file AutoMaker accepts (only for a file without errors):
+    what the file means differently to the two tools, or what makes it hard to work on."""
+    warnings = _id_warnings(data.get("id"), dir_name)
+    for key in _REQUIRED_TEXT:
+        if data.get(key) == "":
+            warnings.append(f"{key}: empty (an agent needs it to work on the feature)")
+    warnings += _status_warnings(data)
+    warnings += _priority_warnings(data.get("priority"))
+    deps = data.get("dependencies")
+    for entry in deps if isinstance(deps, list) else ():
+        if entry not in known_ids:
+            warnings.append(f"dependencies: unknown feature id {_shown(entry)} (the feature "
+                            "stays blocked: neither tool starts it)")
+    return warnings
+
+
+def _id_warnings(fid: Any, dir_name: str) -> list[str]:
+    if not isinstance(fid, str):
+        return []
+    if fid in (".", "..") or any(c in _UNSAFE_ID_CHARS for c in fid):
+        return [f"id: {_shown(fid)} is not a folder name (AutoMaker keeps a feature in "
+                "features/<id>/)"]
+    if fid != dir_name:
+        return [f"id: differs from its directory name {_shown(dir_name)} (AutoMaker "
+                "addresses a feature by features/<id>/ and cannot update this one)"]
+    return []
+
+
+def _status_warnings(data: Mapping[str, Any]) -> list[str]:
+    status = data.get("status")
+    warnings = []
+    if isinstance(status, str) and status and not featurestate.is_known_status(status):
+        warnings.append(f"status: {_shown(status)} means nothing to either tool (AutoMaker "
+                        "shows it in the backlog, aidd counts it open)")
+    if featurestate.inconsistent(data):
+        warnings.append(f"passes: true, but status {_shown(status)} says not started (use "
+                        f'"{featurestate.FINISHED_STATUS}"; both tools count it not done)')
+    return warnings
+
+
+def _priority_warnings(priority: Any) -> list[str]:
+    if not _is_number(priority) or priority in PRIORITY_NAMES:
+        return []
+    return [f"priority: {_shown(priority)} is outside 1-3 (AutoMaker shows 1 High, 2 Medium, "
+            "3 Low; it shows this one as Low)" if priority else
+            f"priority: {_shown(priority)} is outside 1-3 (AutoMaker shows no priority)"]

@@ -1,4 +1,5 @@
-"""feature.json files: found at any depth, each parsed on its own into typed records (FEA-10/21).
+"""feature.json files: `features/<dir>/feature.json`, as AutoMaker keeps them, each parsed on
+its own into typed records (FEA-10/21, issue 18).
 
 A bad file never poisons another; the whole object is kept, unknown keys included.
 """
@@ -8,7 +9,6 @@ from __future__ import annotations
 import gc
 import json
 import os
-import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -16,28 +16,30 @@ from pathlib import Path
 from typing import Any
 
 from aidd.project import jsonfile
-from aidd.project.featurerules import FeatureStatus, validate_feature
+from aidd.project.featurerules import feature_errors, feature_warnings
 from aidd.project.featurescan import candidates, project_root, read_feature
+from aidd.project.featurestate import WorkState, work_state
 from aidd.project.paths import ProjectPaths
 
 FINDING_PREFIX = "audit-"
-# A file that does not parse can still say it waits for approval (CMP-1 "even if malformed").
-_WAITING_RE = re.compile(rb'"status"\s*:\s*"waiting_approval"')
-
-
-_STATUSES: dict[str, FeatureStatus] = {s.value: s for s in FeatureStatus}
 
 
 @dataclass(frozen=True, slots=True)
 class Feature:
-    """A feature that passes the structural check of CMP-1: id, category, description, status."""
+    """A feature file without errors (featurerules), and what it says about its work."""
 
     id: str
     category: str
     description: str
-    status: FeatureStatus | None
+    status: str | None  # None when missing, null or empty
     passes: bool
     priority: float | None
+    state: WorkState
+    dependencies: tuple[str, ...]
+
+    @property
+    def done(self) -> bool:
+        return self.state is WorkState.DONE
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,10 +50,10 @@ class FeatureFile:
     dir_name: str
     data: Any  # parsed JSON value; None when `parse_error` is set
     parse_error: str | None
-    feature: Feature | None  # None when the file fails the structural check
-    waiting_approval: bool
-    # The rule violations (FEA-10); only `load_features(validate=True)` fills them.
-    errors: tuple[str, ...] = ()
+    feature: Feature | None  # None when the file does not parse or has errors
+    errors: tuple[str, ...] = ()  # what AutoMaker's loader or types reject (featurerules)
+    # aidd's stricter rules; only `load_features(validate=True)` fills them.
+    warnings: tuple[str, ...] = ()
 
     @property
     def path(self) -> Path:
@@ -83,32 +85,23 @@ class FeatureFile:
         return (self.parse_error,) if self.parse_error is not None else self.errors
 
 
-def to_feature(data: Any) -> Feature | None:
-    """The typed feature, or None when `data` fails the structural check of CMP-1."""
-    if not isinstance(data, dict):
-        return None
-    fid, category, description = data.get("id"), data.get("category"), data.get("description")
-    if not (isinstance(fid, str) and fid and isinstance(category, str) and category):
-        return None
-    if not (isinstance(description, str) and description):
-        return None
-    raw_status = data.get("status")
-    status = None
-    if raw_status is not None and raw_status != "":
-        status = _STATUSES.get(raw_status) if isinstance(raw_status, str) else None
-        if status is None:
-            return None
+def to_feature(data: Any) -> Feature:
+    """The typed feature of an object without errors (`feature_errors` found none)."""
+    status = data.get("status") or None
     priority = data.get("priority")
     if isinstance(priority, bool) or not isinstance(priority, int | float):
         priority = None
-    return Feature(fid, category, description, status, data.get("passes") is True, priority)
+    passes = data.get("passes") is True
+    deps = data.get("dependencies")
+    return Feature(data["id"], data["category"], data["description"], status, passes, priority,
+                   work_state(status, passes), tuple(deps) if isinstance(deps, list) else ())
 
 
 def load_features(paths: ProjectPaths, *, validate: bool = True) -> list[FeatureFile]:
     """Every `features/**/feature.json`, sorted by path; [] when `features/` is missing.
 
-    With `validate`, each file carries its rule violations (FEA-10); dependencies resolve
-    against the ids of every file that parsed.
+    Every file carries its errors; with `validate`, also its warnings, where dependencies
+    resolve against the ids of every file that parsed.
     """
     with _gc_paused():
         root = project_root(paths)
@@ -116,9 +109,8 @@ def load_features(paths: ProjectPaths, *, validate: bool = True) -> list[Feature
         if not validate:
             return files
         known = {fid for f in files if (fid := f.feature_id) is not None}
-        return [
-            f if f.parse_error is not None else replace(f, errors=_errors(f, known)) for f in files
-        ]
+        return [f if f.feature is None else replace(f, warnings=_warnings(f, known))
+                for f in files]
 
 
 @contextmanager
@@ -134,8 +126,8 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _errors(file: FeatureFile, known: set[str]) -> tuple[str, ...]:
-    return tuple(validate_feature(file.data, file.dir_name, known))
+def _warnings(file: FeatureFile, known: set[str]) -> tuple[str, ...]:
+    return tuple(feature_warnings(file.data, file.dir_name, known))
 
 
 def load_file(path: str, root: str) -> FeatureFile | None:
@@ -143,7 +135,7 @@ def load_file(path: str, root: str) -> FeatureFile | None:
     try:
         raw = read_feature(path, root)
     except OSError as exc:
-        return _broken(path, f"cannot read: {exc.strerror or exc}", b"")
+        return _broken(path, f"cannot read: {exc.strerror or exc}")
     return None if raw is None else parse_bytes(path, raw)
 
 
@@ -152,18 +144,19 @@ def parse_bytes(path: str, raw: bytes) -> FeatureFile:
         data = jsonfile.loads(raw)
     except json.JSONDecodeError as exc:
         msg = f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
-        return _broken(path, msg, raw)
+        return _broken(path, msg)
     except UnicodeDecodeError as exc:
-        return _broken(path, f"invalid JSON: not UTF-8 text ({exc.reason})", raw)
+        return _broken(path, f"invalid JSON: not UTF-8 text ({exc.reason})")
     except (ValueError, RecursionError) as exc:
-        return _broken(path, f"invalid JSON: {exc}", raw)
-    waiting = isinstance(data, dict) and data.get("status") == "waiting_approval"
-    return FeatureFile(path, _dir_name(path), data, None, to_feature(data), waiting)
+        return _broken(path, f"invalid JSON: {exc}")
+    dir_name = _dir_name(path)
+    errors = tuple(feature_errors(data, dir_name))
+    feature = None if errors else to_feature(data)
+    return FeatureFile(path, dir_name, data, None, feature, errors)
 
 
-def _broken(path: str, message: str, raw: bytes) -> FeatureFile:
-    waiting = _WAITING_RE.search(raw) is not None
-    return FeatureFile(path, _dir_name(path), None, message, None, waiting)
+def _broken(path: str, message: str) -> FeatureFile:
+    return FeatureFile(path, _dir_name(path), None, message, None)
 
 
 def _dir_name(path: str) -> str:
@@ -181,6 +174,5 @@ def duplicate_ids(files: list[FeatureFile]) -> dict[str, list[FeatureFile]]:
 
 
 def is_unfixed(file: FeatureFile) -> bool:
-    """A finding whose `passes` is not true; an unparsable file is unfixed too (AUD-40)."""
-    data = file.object
-    return data is None or data.get("passes") is not True
+    """A finding that is not done; a file with errors is unfixed too (AUD-40)."""
+    return file.feature is None or not file.feature.done

@@ -1,4 +1,5 @@
-"""Finding and reading every `features/**/feature.json` fast, never leaving the project (FEA-21)."""
+"""Finding and reading every `features/<dir>/feature.json` fast, never leaving the project
+(FEA-21)."""
 
 from __future__ import annotations
 
@@ -20,31 +21,43 @@ _LINK_ERRNOS = (errno.ELOOP, errno.EMLINK)  # O_NOFOLLOW on a symlink: Linux/mac
 
 
 def candidates(paths: ProjectPaths) -> list[str]:
-    """Where a feature.json is or may be, in no order; [] when `features/` is missing.
+    """Where a feature.json may be, in no order: `features/<dir>/feature.json` for each real
+    directory (AutoMaker's loader reads exactly these, issue 18); [] when `features/` is
+    missing. `read_feature` decides about links and odd files."""
+    top = _features_top(paths)
+    if top is None:
+        return []
+    try:
+        entries = list(os.scandir(top))
+    except OSError:
+        return []
+    return [e.path + os.sep + FEATURE_FILE for e in entries if e.is_dir(follow_symlinks=False)]
 
-    A directory with a link count of 2 has no subdirectory (the leaf optimisation of find(1)),
-    so its feature.json is opened directly instead of listing the directory: that saves a third
-    of the walk. Any other count (btrfs reports 1) just means "list it".
-    """
-    top = str(paths.features)
-    if not paths.features.is_dir() or not inside(os.path.realpath(top), project_root(paths)):
+
+def stray_files(paths: ProjectPaths) -> list[str]:
+    """feature.json files neither tool reads: `features/feature.json` and any deeper than
+    `features/<dir>/` (for `--check-features` to warn about), sorted. A `<dir>` with a link
+    count of 2 has no subdirectory (find(1)'s leaf rule), so it is not listed; any other count
+    (btrfs reports 1) just means "list it"."""
+    top = _features_top(paths)
+    if top is None:
         return []
     found: list[str] = []
-    stack = [top]
+    stack = [(top, 0)]
     while stack:
+        where, depth = stack.pop()
         try:
-            entries = list(os.scandir(stack.pop()))
+            entries = list(os.scandir(where))
         except OSError:
             continue
         for entry in entries:
             if entry.is_dir(follow_symlinks=False):
-                if _is_leaf(entry):
-                    found.append(entry.path + os.sep + FEATURE_FILE)
-                else:
-                    stack.append(entry.path)
-            elif entry.name == FEATURE_FILE:
-                found.append(entry.path)  # `read_feature` decides about links and odd files
-    return found
+                # A feature's own folder without subfolders holds no stray: not listed.
+                if depth != 0 or not _is_leaf(entry):
+                    stack.append((entry.path, depth + 1))
+            elif entry.name == FEATURE_FILE and depth != 1:
+                found.append(entry.path)
+    return sorted(found)
 
 
 def _is_leaf(entry: os.DirEntry[str]) -> bool:
@@ -52,6 +65,13 @@ def _is_leaf(entry: os.DirEntry[str]) -> bool:
         return entry.stat(follow_symlinks=False).st_nlink == 2
     except OSError:
         return False
+
+
+def _features_top(paths: ProjectPaths) -> str | None:
+    top = str(paths.features)
+    if not paths.features.is_dir() or not inside(os.path.realpath(top), project_root(paths)):
+        return None
+    return top
 
 
 def project_root(paths: ProjectPaths) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 
 from aidd.errors import NotFoundError, UsageError, ValidationError, shown
 from aidd.fsio import read_file
-from aidd.project import jsonfile, limits
+from aidd.project import featurestate, jsonfile, limits
 from aidd.project.features import FeatureFile, load_features
 from aidd.project.paths import ProjectPaths
 
@@ -49,6 +49,8 @@ class FieldFilter:
     text: str  # VALUE as the user typed it
 
     def matches(self, data: Mapping[str, Any]) -> bool:
+        if self.field == "passes":  # done in either vocabulary (issue 18), not the raw key
+            return featurestate.is_done(data) is self.value
         actual = data.get(self.field)
         match self.kind:
             case FieldKind.BOOLEAN:

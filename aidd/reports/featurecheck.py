@@ -1,9 +1,14 @@
-"""`--check-features` (FEA-20): every feature.json judged on its own, every error listed."""
+"""`--check-features` (FEA-20, issue 18): every feature.json judged on its own by the rules
+`--status` and completion use; errors (what AutoMaker rejects) decide the exit code, aidd's
+stricter rules are warnings."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from aidd.errors import ExitCode, NotFoundError
 from aidd.project.features import FeatureFile, duplicate_ids, load_features
+from aidd.project.featurescan import stray_files
 from aidd.project.paths import ProjectPaths
 
 ALL_VALID = "All feature.json files are valid."
@@ -28,7 +33,7 @@ def check_features(paths: ProjectPaths) -> tuple[str, ExitCode]:
     if invalid:
         lines += ["", "Invalid files:"]
         for file in invalid:
-            lines += _invalid_block(paths, file)
+            lines += _block(paths, file, file.messages())
     lines += _warnings(paths, files)
     if not files:
         lines += ["", NONE_FOUND]
@@ -38,21 +43,24 @@ def check_features(paths: ProjectPaths) -> tuple[str, ExitCode]:
     return "\n".join(lines) + "\n", code
 
 
-def _invalid_block(paths: ProjectPaths, file: FeatureFile) -> list[str]:
+def _block(paths: ProjectPaths, file: FeatureFile, messages: tuple[str, ...]) -> list[str]:
     return [
         "",
         f"  {file.dir_name}",
         f"    {paths.rel(file.path)}",
-        *(f"    - {message}" for message in file.messages()),
+        *(f"    - {message}" for message in messages),
     ]
 
 
 def _warnings(paths: ProjectPaths, files: list[FeatureFile]) -> list[str]:
-    dupes = duplicate_ids(files)
-    if not dupes:
-        return []
-    lines = ["", "Warnings:"]
-    for fid, holders in dupes.items():
+    lines: list[str] = []
+    for fid, holders in duplicate_ids(files).items():
         where = ", ".join(paths.rel(f.path) for f in holders)
         lines.append(f"  id {fid!r} is used by {len(holders)} files: {where}")
-    return lines
+    for stray in stray_files(paths):
+        lines.append(f"  {paths.rel(Path(stray))}: not read by aidd or AutoMaker (a feature "
+                     "lives in features/<id>/feature.json)")
+    for file in files:
+        if file.warnings:
+            lines += _block(paths, file, file.warnings)
+    return ["", "Warnings:", *lines] if lines else []

@@ -11,8 +11,9 @@ from aidd.clock import Clock, SystemClock
 from aidd.console import print_out
 from aidd.errors import ExitCode, NotFoundError
 from aidd.fsio import write_atomic
-from aidd.project.featurerules import FeatureStatus
+from aidd.project import featurestate
 from aidd.project.features import Feature, is_unfixed, load_features
+from aidd.project.featurestate import WorkState
 from aidd.project.filters import FeatureFilter, counted_features
 from aidd.project.markers import read_markers
 from aidd.project.paths import ProjectPaths
@@ -60,38 +61,40 @@ def build_status(
 
 
 def count_features(valid: list[Feature], invalid: int) -> FeatureCounts:
-    """The feature counts (FEA-31) over the counted features that pass the structural check."""
-    statuses = Counter(f.status for f in valid)
-    passing = sum(1 for f in valid if f.passes)
-    waiting_failing = sum(
-        1 for f in valid if not f.passes and f.status is FeatureStatus.WAITING_APPROVAL
-    )
+    """The feature counts (FEA-31, issue 18) over the counted features without errors."""
+    states = Counter(f.state for f in valid)
+    done_ids = {f.id for f in valid if f.done}
+    blocked = sum(1 for f in valid if not f.done and featurestate.blocking(
+        list(f.dependencies), done_ids))
     return FeatureCounts(
         total=len(valid),
-        passing=passing,
-        failing=len(valid) - passing - waiting_failing,
-        in_progress=statuses[FeatureStatus.IN_PROGRESS],
-        waiting_approval=statuses[FeatureStatus.WAITING_APPROVAL],
-        open=statuses[FeatureStatus.BACKLOG] + statuses[None],
-        closed=statuses[FeatureStatus.COMPLETED],
+        done=states[WorkState.DONE],
+        failing=len(valid) - states[WorkState.DONE] - states[WorkState.REVIEW],
+        in_progress=states[WorkState.ACTIVE],
+        waiting_approval=states[WorkState.REVIEW],
+        open=states[WorkState.OPEN],
+        closed=sum(1 for f in valid if f.status == "completed"),
         invalid=invalid,
+        blocked=blocked,
+        verified=sum(1 for f in valid if f.status == featurestate.FINISHED_STATUS),
     )
 
 
 def category_rows(valid: list[Feature]) -> tuple[CategoryRow, ...]:
-    """Every category, by count descending then name; priority 1-4, else Other (FEA-32)."""
+    """Every category, by count descending then name; AutoMaker's priorities 1 High, 2 Medium,
+    3 Low, and aidd's old 4 (low) as Low; else Other (FEA-32, issue 18)."""
     table: dict[str, list[int]] = {}
     for feature in valid:
-        row = table.setdefault(feature.category or NO_CATEGORY, [0, 0, 0, 0, 0])
+        row = table.setdefault(feature.category or NO_CATEGORY, [0, 0, 0, 0])
         row[_priority_column(feature.priority)] += 1
-    rows = [CategoryRow(name, sum(c), (c[0], c[1], c[2], c[3], c[4])) for name, c in table.items()]
+    rows = [CategoryRow(name, sum(c), (c[0], c[1], c[2], c[3])) for name, c in table.items()]
     return tuple(sorted(rows, key=lambda r: (-r.total, r.name)))
 
 
 def _priority_column(priority: float | None) -> int:
     if priority is not None and priority in (1, 2, 3, 4):
-        return int(priority) - 1
-    return 4
+        return min(int(priority), 3) - 1
+    return 3
 
 
 def _todo_report(paths: ProjectPaths) -> TodoReport:

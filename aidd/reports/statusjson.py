@@ -8,7 +8,8 @@ from aidd.project.todo import TodoSummary
 from aidd.reports.running import RunState
 from aidd.reports.statusreport import PRIORITY_COLUMNS, StatusReport, TodoReport
 
-SCHEMA_VERSION = 1
+# 2 (issue 18): AutoMaker's priorities (high, medium, low, other), done, verified, blocked.
+SCHEMA_VERSION = 2
 
 
 def status_json(report: StatusReport) -> dict[str, Any]:
@@ -21,12 +22,15 @@ def status_json(report: StatusReport) -> dict[str, Any]:
         "filters": report.filters.to_json() if report.filters is not None else None,
         "features": {
             "total": counts.total,
-            "passing": counts.passing,
+            "done": counts.done,
+            "passing": counts.done,  # the same number: the name schema 1 gave it
             "failing": counts.failing,
             "in_progress": counts.in_progress,
             "waiting_approval": counts.waiting_approval,
             "open": counts.open,
             "closed": counts.closed,
+            "verified": counts.verified,
+            "blocked": counts.blocked,
             "invalid": counts.invalid,
             "complete_pct": counts.complete_pct,
         },

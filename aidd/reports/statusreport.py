@@ -12,30 +12,32 @@ from aidd.project.markers import MarkerState
 from aidd.project.todo import TodoSummary
 from aidd.reports.running import RunState
 
-PRIORITY_COLUMNS = ("critical", "high", "medium", "low", "other")
+PRIORITY_COLUMNS = ("high", "medium", "low", "other")
 
 
 @dataclass(frozen=True)
 class FeatureCounts:
     total: int = 0
-    passing: int = 0
-    failing: int = 0
+    done: int = 0  # featurestate: verified or completed, or passes while in progress
+    failing: int = 0  # neither done nor waiting for a review
     in_progress: int = 0
     waiting_approval: int = 0
     open: int = 0
-    closed: int = 0
+    closed: int = 0  # `completed`: AutoMaker's archive
     invalid: int = 0
+    blocked: int = 0  # not done, and a dependency is not done or unknown
+    verified: int = 0  # `verified`: AutoMaker's done column
 
     @property
     def complete_pct(self) -> int:
-        return self.passing * 100 // self.total if self.total else 0
+        return self.done * 100 // self.total if self.total else 0
 
 
 @dataclass(frozen=True)
 class CategoryRow:
     name: str
     total: int
-    priority: tuple[int, int, int, int, int]  # in the order of PRIORITY_COLUMNS
+    priority: tuple[int, int, int, int]  # in the order of PRIORITY_COLUMNS
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from aidd.reports.running import RunState
 from aidd.reports.statusreport import CategoryRow, StatusReport, TodoReport
 
 _NONE = "-"
-_HEADER = ("Category", "Total", "Critical", "High", "Medium", "Low", "Other")
+_HEADER = ("Category", "Total", "High", "Medium", "Low", "Other")
 
 
 def render_status_text(report: StatusReport) -> str:
@@ -55,12 +55,14 @@ def _features(report: StatusReport) -> list[str]:
     return _pairs(
         [
             ("Total features", str(c.total)),
-            ("Passing", str(c.passing)),
-            ("Failing", str(c.failing)),
+            ("Done", str(c.done)),
+            ("Not done", str(c.failing)),
             ("In progress", str(c.in_progress)),
             ("Waiting approval", str(c.waiting_approval)),
             ("Open", str(c.open)),
-            ("Closed", str(c.closed)),
+            ("Blocked", str(c.blocked)),
+            ("Verified", str(c.verified)),
+            ("Completed (archived)", str(c.closed)),
             ("Invalid files", str(c.invalid)),
             ("Complete", f"{c.complete_pct}%"),
         ]

@@ -218,7 +218,9 @@ def test_severity_reference_maps_levels_to_priorities(project: ProjectPaths) -> 
     definition = audit.parse_definition(path, "SEVERITY_CLASSIFICATION")
     assert not definition.runnable
     text = audit.severity_reference(project)
-    for row in ("| Critical | `critical` | 1 |", "| High | `high` | 2 |", "| Low | `low` | 4 |"):
+    # AutoMaker's priorities (issue 18): 1 high, 2 medium, 3 low
+    for row in ("| Critical | `critical` | 1 |", "| High | `high` | 1 |",
+                "| Medium | `medium` | 2 |", "| Low | `low` | 3 |"):  # fmt: skip
         assert row in text
 
 

@@ -47,35 +47,45 @@ V = FeatureVerdict
 @pytest.mark.parametrize(
     ("content", "verdict"),
     [
-        (feat(status="waiting_approval"), V.WAITING_APPROVAL),
-        ({"status": "waiting_approval"}, V.WAITING_APPROVAL),  # malformed: no id etc.
-        ('{"status": "waiting_approval", broken', V.WAITING_APPROVAL),
-        (feat(status="waiting_approval", passes="no", priority="x"), V.WAITING_APPROVAL),
+        # issue 18: waiting for a human review is not finished work, and blocks
+        (feat(status="waiting_approval"), V.REVIEW),
+        (feat(status="waiting_approval", passes=True), V.REVIEW),
+        ({"status": "waiting_approval"}, V.INVALID),  # malformed: no id etc.
+        ('{"status": "waiting_approval", broken', V.INVALID),
+        (feat(status="waiting_approval", passes="no"), V.INVALID),
         ("{not json", V.INVALID),
         ("[1, 2]", V.INVALID),
         ({"category": "c", "description": "d", "passes": True, "status": "completed"}, V.INVALID),
         (feat(category=None, passes=True, status="completed"), V.INVALID),
         ({"id": "x", "category": "c", "passes": True, "status": "completed"}, V.INVALID),
-        (feat(passes=True, status="done"), V.INVALID),
-        (feat(), V.NOT_PASSING),
-        (feat(passes=False, status="in_progress"), V.NOT_PASSING),
-        (feat(passes="true", status="completed"), V.NOT_PASSING),
+        (feat(passes=True, status=5), V.INVALID),
+        (feat(), V.NOT_DONE),
+        (feat(passes=False, status="in_progress"), V.NOT_DONE),
         (feat(passes=True, status="backlog"), V.INCONSISTENT),
         (feat(passes=True), V.INCONSISTENT),
         (feat(passes=True, status=""), V.INCONSISTENT),
-        (feat(passes=True, status="completed"), V.PASSING),
-        (feat(passes=True, status="in_progress"), V.PASSING),
-        (feat(passes=True, status="verified"), V.PASSING),
-        (feat(passes=True, status="running"), V.PASSING),
-        (feat(status="completed"), V.NOT_PASSING),
-        (feat(status="completed", passes=False), V.NOT_PASSING),
+        (feat(passes=True, status="done"), V.INCONSISTENT),  # unknown: AutoMaker's backlog
+        (feat(passes=True, status="pending"), V.INCONSISTENT),
+        # AutoMaker's done: `verified` (its done column) and `completed` (its archive)
+        (feat(status="verified"), V.DONE),
+        (feat(status="completed"), V.DONE),
+        (feat(status="completed", passes=False), V.DONE),  # status decides
+        (feat(passes=True, status="verified"), V.DONE),
+        (feat(passes=True, status="completed"), V.DONE),
+        # aidd's older way of saying done: passes while in progress
+        (feat(passes=True, status="in_progress"), V.DONE),
+        (feat(passes=True, status="running"), V.DONE),
+        (feat(passes=True, status="pipeline_review"), V.DONE),
+        (feat(status="pipeline_review"), V.NOT_DONE),
+        (feat(status="failed"), V.NOT_DONE),
+        (feat("5f0c2a9e-3b7d-4c1e-9a6f-2d8b7e4c1a03", status="verified", description=""), V.DONE),
     ],
 )
 def test_cmp1_table(paths: ProjectPaths, content: Any, verdict: FeatureVerdict) -> None:
     write(paths, "f", content)
     (file,) = load_features(paths, validate=False)
     assert judge(file) is verdict
-    assert verdict.blocks is (verdict not in (V.PASSING, V.WAITING_APPROVAL))
+    assert verdict.blocks is (verdict is not V.DONE)
 
 
 # --- CMP-2 ---------------------------------------------------------------------------------
@@ -98,12 +108,13 @@ def test_audit_dirs_are_ignored(paths: ProjectPaths) -> None:
 
 def test_failing_features_are_named(paths: ProjectPaths) -> None:
     write(paths, "ok", done())
-    write(paths, "group/bad", "{")
+    write(paths, "bad", "{")
+    write(paths, "group/nested", "{")  # not read by either tool: a stray
     write(paths, "todo", feat("feature-2-b"))
     state = evaluate(paths, None)
     assert [(f.name, f.verdict) for f in state.failing] == [
-        ("group/bad", V.INVALID),
-        ("todo", V.NOT_PASSING),
+        ("bad", V.INVALID),
+        ("todo", V.NOT_DONE),
     ]
 
 
@@ -187,9 +198,14 @@ def test_only_todos_keep_both_markers(paths: ProjectPaths) -> None:
     assert completion_step(paths, None, LATER).outcome is CompletionOutcome.CONFIRMED
 
 
-def test_waiting_approval_never_blocks(paths: ProjectPaths) -> None:
+def test_waiting_approval_blocks_until_reviewed(paths: ProjectPaths) -> None:
+    """Issue 18 item 6: AutoMaker's `waiting_approval` is work a human has not reviewed yet."""
     write(paths, "a", done())
-    write(paths, "b", '{"status": "waiting_approval"')
+    write(paths, "b", feat("feature-2-b", status="waiting_approval", passes=True))
+    verdict = completion_step(paths, None, NOW)
+    assert verdict.outcome is CompletionOutcome.NOT_COMPLETE
+    assert [(f.name, f.verdict) for f in verdict.state.failing] == [("b", V.REVIEW)]
+    write(paths, "b", feat("feature-2-b", status="verified", passes=True))
     assert completion_step(paths, None, NOW).outcome is CompletionOutcome.PENDING
 
 

@@ -31,19 +31,20 @@ def paths(tmp_path: Path) -> ProjectPaths:
 
 @pytest.fixture
 def fixture(paths: ProjectPaths) -> ProjectPaths:
-    """AC-66: nine counted features, one invalid file, two findings, a todo.md."""
+    """AC-66: nine counted features, two invalid files, two findings, a todo.md."""
     write(paths, "f1", feat("feature-1-a", passes=True, status="completed", priority=1))
     write(paths, "f2", feat("feature-2-b", passes=True, status="completed", priority=2))
     write(paths, "f3", feat("feature-3-c", passes=False, status="in_progress", priority=1))
     write(paths, "f4", feat("feature-4-d", status="backlog", priority=3, category="Billing"))
-    write(paths, "f5", feat("feature-5-e", priority=4, category="Billing"))
+    write(paths, "f5", feat("feature-5-e", priority=4, category="Billing",
+                            dependencies=["feature-3-c"]))  # fmt: skip
     write(paths, "f6", feat("feature-6-f", status="waiting_approval", category="UI"))
     write(paths, "f7", feat("feature-7-g", passes=True, status="waiting_approval", category="UI",
                             priority=9))  # fmt: skip
-    write(paths, "f8", feat("feature-8-h", passes=True, status="verified", category="Zeta",
-                            priority="high"))  # fmt: skip
+    write(paths, "f8", feat("feature-8-h", status="verified", category="Zeta", priority=2))
     write(paths, "f9", feat("feature-9-i", passes=True, status="backlog", category="Billing"))
     write(paths, "bad", "{broken")
+    write(paths, "bad-type", feat("feature-10-j", status="verified", priority="high"))
     write(paths, "audit-sec-1-x", feat("audit-sec-1-x", passes=True, status="completed"))
     write(paths, "audit-sec-2-y", "{")
     paths.todo.write_text("- [x] one\n- [ ] two\n  - [ ] three\n- [~] four\n# TODO: five\n")
@@ -52,18 +53,19 @@ def fixture(paths: ProjectPaths) -> ProjectPaths:
 
 def test_counts(fixture: ProjectPaths) -> None:
     c = build_status(fixture, None, NOW).counts
-    assert (c.total, c.passing, c.failing, c.in_progress) == (9, 5, 3, 1)
-    assert (c.waiting_approval, c.open, c.closed, c.invalid) == (2, 3, 2, 1)
-    assert c.complete_pct == 55
+    assert (c.total, c.done, c.failing, c.in_progress) == (9, 3, 4, 1)
+    assert (c.waiting_approval, c.open, c.closed, c.invalid) == (2, 3, 2, 2)
+    assert (c.verified, c.blocked) == (1, 1)
+    assert c.complete_pct == 33
 
 
 def test_categories_every_one_by_count_then_name(fixture: ProjectPaths) -> None:
     rows = build_status(fixture, None, NOW).categories
     assert [(r.name, r.total, r.priority) for r in rows] == [
-        ("Billing", 3, (0, 0, 1, 1, 1)),
-        ("Core", 3, (2, 1, 0, 0, 0)),
-        ("UI", 2, (0, 0, 0, 0, 2)),
-        ("Zeta", 1, (0, 0, 0, 0, 1)),
+        ("Billing", 3, (0, 0, 2, 1)),  # aidd's old 4 (low) shows as Low, as on the board
+        ("Core", 3, (2, 1, 0, 0)),
+        ("UI", 2, (0, 0, 0, 2)),
+        ("Zeta", 1, (0, 1, 0, 0)),
     ]
 
 
@@ -83,17 +85,19 @@ def test_text_report(fixture: ProjectPaths) -> None:
     lines = text.splitlines()
     assert lines[0] == "# aidd status: shop"
     for expected in [
-        "Total features:   9",
-        "Passing:          5",
-        "Failing:          3",
-        "In progress:      1",
-        "Waiting approval: 2",
-        "Open:             3",
-        "Closed:           2",
-        "Invalid files:    1",
-        "Complete:         55%",
-        "Category  Total  Critical  High  Medium  Low  Other",
-        "Billing       3         0     0       1    1      1",
+        "Total features:       9",
+        "Done:                 3",
+        "Not done:             4",
+        "In progress:          1",
+        "Waiting approval:     2",
+        "Open:                 3",
+        "Blocked:              1",
+        "Verified:             1",
+        "Completed (archived): 2",
+        "Invalid files:        2",
+        "Complete:             33%",
+        "Category  Total  High  Medium  Low  Other",
+        "Billing       3     0       0    2      1",
         "## TODO (.automaker/todo.md)",
         "TODO: markers: 1",
         "Pending since: -",
@@ -108,7 +112,7 @@ def test_filters_apply_to_counts_and_title(fixture: ProjectPaths) -> None:
     report = build_status(fixture, billing, NOW)
     c = report.counts
     # the unparsable file cannot be filtered out by its fields: it stays counted as invalid
-    assert (c.total, c.passing, c.failing, c.open, c.invalid) == (3, 1, 2, 3, 1)
+    assert (c.total, c.done, c.failing, c.open, c.invalid) == (3, 0, 3, 3, 1)
     assert [r.name for r in report.categories] == ["Billing"]
     assert (report.findings_total, report.findings_unfixed) == (2, 1)  # filters skip findings
     text = render_status_text(report)
@@ -117,20 +121,21 @@ def test_filters_apply_to_counts_and_title(fixture: ProjectPaths) -> None:
         "field": "category", "value": "Billing", "milestone": None, "feature": None,
     }  # fmt: skip
     passes_false = FeatureFilter(field=parse_field_filter("passes", "false"))
-    assert build_status(fixture, passes_false, NOW).counts.total == 4
+    assert build_status(fixture, passes_false, NOW).counts.total == 6  # not done: f3-f7, f9
     assert status_json(build_status(fixture, FeatureFilter(), NOW))["filters"] is None
 
 
 def test_empty_features_gives_zeros(paths: ProjectPaths) -> None:
     report = build_status(paths, None, NOW, require_features=True)
     doc = status_json(report)
-    assert doc["features"] == {"total": 0, "passing": 0, "failing": 0, "in_progress": 0,
-                               "waiting_approval": 0, "open": 0, "closed": 0, "invalid": 0,
+    assert doc["features"] == {"total": 0, "done": 0, "passing": 0, "failing": 0,
+                               "in_progress": 0, "waiting_approval": 0, "open": 0, "closed": 0,
+                               "verified": 0, "blocked": 0, "invalid": 0,
                                "complete_pct": 0}  # fmt: skip
     assert doc["categories"] == []
     assert doc["todo"]["file"] is None
     text = render_status_text(report)
-    assert "Complete:         0%" in text
+    assert "Complete:             0%" in text
     assert "(no features)" in text
     assert "No TODO file found (searched .automaker/todo.md, todo.md, todos.md" in text
 
@@ -150,16 +155,17 @@ def test_json_schema_matches_fea_35_and_the_text(fixture: ProjectPaths) -> None:
     json.dumps(doc)  # serialisable
     assert list(doc) == ["schema", "generated_at", "project", "filters", "features",
                          "categories", "findings", "todo", "completion", "run"]  # fmt: skip
-    assert doc["schema"] == 1
+    assert doc["schema"] == 2
     assert doc["generated_at"] == "2026-11-21T23:05:01+01:00"
     assert doc["project"] == {"dir": str(fixture.root.absolute()), "name": "shop"}
     assert doc["filters"] is None
-    assert list(doc["features"]) == ["total", "passing", "failing", "in_progress",
-                                     "waiting_approval", "open", "closed", "invalid",
-                                     "complete_pct"]  # fmt: skip
+    assert list(doc["features"]) == ["total", "done", "passing", "failing", "in_progress",
+                                     "waiting_approval", "open", "closed", "verified",
+                                     "blocked", "invalid", "complete_pct"]  # fmt: skip
+    assert doc["features"]["passing"] == doc["features"]["done"]
     assert doc["categories"][0] == {
         "name": "Billing", "total": 3,
-        "priority": {"critical": 0, "high": 0, "medium": 1, "low": 1, "other": 1},
+        "priority": {"high": 0, "medium": 0, "low": 2, "other": 1},
     }  # fmt: skip
     assert doc["findings"] == {"total": 2, "unfixed": 1}
     assert doc["todo"] == {
@@ -171,9 +177,9 @@ def test_json_schema_matches_fea_35_and_the_text(fixture: ProjectPaths) -> None:
     assert doc["run"] == {"running": False, "pid": None, "started_at": None,
                           "paused_until": None, "last_iteration": None}  # fmt: skip
     text = render_status_text(report)
-    for key, label in [("total", "Total features"), ("passing", "Passing"),
-                       ("failing", "Failing"), ("invalid", "Invalid files")]:  # fmt: skip
-        assert f"{label + ':':<18}{doc['features'][key]}" in text
+    for key, label in [("total", "Total features"), ("done", "Done"),
+                       ("failing", "Not done"), ("invalid", "Invalid files")]:  # fmt: skip
+        assert f"{label + ':':<22}{doc['features'][key]}" in text
 
 
 def test_root_todo_file_is_shown(paths: ProjectPaths) -> None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from aidd.project.features import FeatureFile
+from aidd.project.featurestate import is_done
 from aidd.reports.morning.fmt import clean
 from aidd.reports.morning.history import Change, Commit
 from aidd.reports.morning.record import AttemptRow, FeaturePass, Features, Window
@@ -38,7 +39,7 @@ def features_now(files: Sequence[FeatureFile], features_dir: str) -> dict[str, F
         except OSError:
             continue
         name = clean(os.path.relpath(file.dir_location, features_dir), 120)
-        out[name] = FeatureNow(data is not None and data.get("passes") is True,
+        out[name] = FeatureNow(is_done(data),
                                clean(title, 100) if isinstance(title, str) and title.strip()
                                else None, mtime)
     return out

@@ -11,6 +11,7 @@ from typing import Any
 
 from aidd.project import jsonfile
 from aidd.project.checkpoints import INDEX, CheckpointError, CheckpointStore
+from aidd.project.featurestate import is_done
 from aidd.project.limits import FEATURE as FEATURE_FILE_LIMIT
 from aidd.reports.morning.fmt import clean
 from aidd.reports.morning.record import CheckpointRow, Diffstat, FileChange
@@ -236,7 +237,8 @@ def _feature_of(path: str) -> str | None:
 
 
 def _passes(data: Any) -> bool | None:
-    return data.get("passes") is True if isinstance(data, dict) else None
+    """Done in either vocabulary (featurestate); None when the file was not an object."""
+    return is_done(data) if isinstance(data, dict) else None
 
 
 def _title(data: Any) -> str | None:

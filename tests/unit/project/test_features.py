@@ -1,4 +1,4 @@
-"""Loading every features/**/feature.json, each on its own (FEA-10, FEA-21, AC-65)."""
+"""Loading every features/<dir>/feature.json, each on its own (FEA-10, FEA-21, AC-65, issue 18)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from aidd.project import featurescan
-from aidd.project.featurerules import FeatureStatus
-from aidd.project.features import duplicate_ids, load_features, load_file, to_feature
+from aidd.project.features import FeatureFile, duplicate_ids, load_features, load_file, parse_bytes
+from aidd.project.featurescan import stray_files
+from aidd.project.featurestate import WorkState
 from aidd.project.paths import ProjectPaths
 from tests.featurefiles import feat as valid
 from tests.featurefiles import write
@@ -20,7 +21,8 @@ def test_missing_features_dir_gives_nothing(tmp_path: Path) -> None:
     assert load_features(ProjectPaths(tmp_path)) == []
 
 
-def test_finds_files_at_any_depth_sorted(tmp_path: Path) -> None:
+def test_finds_the_files_one_level_down_sorted(tmp_path: Path) -> None:
+    """Like AutoMaker's loader: `features/<dir>/feature.json` only; deeper ones are strays."""
     paths = ProjectPaths(tmp_path)
     write(paths, "b", valid("feature-2-b"))
     write(paths, "a/nested/deeper", valid("feature-1-a"))
@@ -28,9 +30,10 @@ def test_finds_files_at_any_depth_sorted(tmp_path: Path) -> None:
     (paths.features / "c" / "notes.json").write_text("{}")
     (paths.features / "feature.json").mkdir()  # a directory with that name is no file
     files = load_features(paths)
-    assert [f.dir_name for f in files] == ["deeper", "b", "c"]
+    assert [f.dir_name for f in files] == ["b", "c"]
     assert all(f.is_valid for f in files)
-    assert files[0].path == paths.features / "a/nested/deeper/feature.json"
+    assert files[0].path == paths.features / "b/feature.json"
+    assert stray_files(paths) == [str(paths.features / "a/nested/deeper/feature.json")]
 
 
 def test_one_malformed_file_among_ten(tmp_path: Path) -> None:
@@ -81,31 +84,35 @@ def test_unknown_keys_are_kept(tmp_path: Path) -> None:
     assert list(file.data) == list(data)
 
 
-def test_to_feature_structural_check() -> None:
-    f = to_feature(valid("x", status="in_progress", passes=True, priority=2))
+def _parsed(data: object) -> FeatureFile:
+    return parse_bytes("/p/.automaker/features/x/feature.json", json.dumps(data).encode())
+
+
+def test_the_typed_feature_and_its_state() -> None:
+    f = _parsed(valid("x", status="in_progress", passes=True, priority=2)).feature
     assert f is not None
-    assert (f.status, f.passes, f.priority) == (FeatureStatus.IN_PROGRESS, True, 2)
-    assert to_feature(valid("x", status="")) is not None
-    assert to_feature(valid("x", passes="true")).passes is False  # type: ignore[union-attr]
-    assert to_feature(valid("x", priority=True)).priority is None  # type: ignore[union-attr]
-    assert to_feature(valid("x", status="done")) is None
-    assert to_feature(valid("x", status=1)) is None
-    assert to_feature(valid("")) is None
-    assert to_feature({"id": "x", "category": "c"}) is None
-    assert to_feature([]) is None
+    assert (f.status, f.passes, f.priority, f.state) == ("in_progress", True, 2, WorkState.DONE)
+    assert f.done
+    assert _parsed(valid("x", status="")).feature.status is None  # type: ignore[union-attr]
+    assert _parsed(valid("x", status="pipeline_qa")).feature.state is WorkState.ACTIVE  # type: ignore[union-attr]
+    assert _parsed(valid("x", status="done")).feature.state is WorkState.OPEN  # type: ignore[union-attr]
+    assert _parsed(valid("x", priority=True)).feature is None
+    assert _parsed(valid("x", status=1)).feature is None
+    assert _parsed(valid("")).feature is None
+    assert _parsed({"id": "x", "category": "c"}).feature is None
+    assert _parsed([]).feature is None
+    untitled = {"id": "5f0c2a9e", "category": "", "description": ""}  # AutoMaker's create()
+    assert _parsed(untitled).feature is not None
 
 
-def test_waiting_approval_is_seen_even_in_a_broken_file(tmp_path: Path) -> None:
+def test_a_broken_file_is_invalid_whatever_it_says(tmp_path: Path) -> None:
     paths = ProjectPaths(tmp_path)
-    write(paths, "a", '{"status": "waiting_approval", "id": ')
-    write(paths, "b", {"status": "waiting_approval"})
-    write(paths, "c", '{"status": "backlog", ')
-    a, b, c = load_features(paths)
-    assert a.waiting_approval
+    write(paths, "a", '{"status": "verified", "id": ')
+    write(paths, "b", {"status": "verified"})
+    a, b = load_features(paths)
     assert a.parse_error
-    assert b.waiting_approval
     assert b.feature is None
-    assert not c.waiting_approval
+    assert b.errors[0].startswith("id: missing")
 
 
 def test_symlinks_outside_the_project_are_not_followed(tmp_path: Path) -> None:
@@ -166,13 +173,19 @@ def test_features_dir_linked_out_of_the_project(tmp_path: Path) -> None:
     assert load_features(ProjectPaths(project)) == []
 
 
-def test_validate_flag(tmp_path: Path) -> None:
+def test_validate_flag_adds_the_warnings(tmp_path: Path) -> None:
     paths = ProjectPaths(tmp_path)
-    write(paths, "a", valid("feature-1-a", dependencies=["feature-9-x"]))
-    (checked,) = load_features(paths)
-    (raw,) = load_features(paths, validate=False)
-    assert checked.errors == ('dependencies: unknown feature id "feature-9-x"',)
-    assert raw.errors == ()
+    write(paths, "feature-1-a", valid("feature-1-a", dependencies=["feature-9-x"]))
+    write(paths, "b", valid("feature-2-b", category=5))
+    bad, checked = load_features(paths)
+    _, raw = load_features(paths, validate=False)
+    assert checked.errors == raw.errors == ()
+    assert checked.is_valid
+    assert [w.split(" (")[0] for w in checked.warnings] == [
+        'dependencies: unknown feature id "feature-9-x"']
+    assert raw.warnings == ()
+    assert bad.errors == ("category: must be a string (found number)",)
+    assert bad.warnings == ()  # a file with errors gets no warnings
 
 
 def test_findings_and_duplicates(tmp_path: Path) -> None:
@@ -201,9 +214,13 @@ def test_unreadable_file_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert file.dir_name == "locked"
 
 
-def test_nested_features_below_a_feature_dir(tmp_path: Path) -> None:
+def test_nested_features_are_strays(tmp_path: Path) -> None:
+    """AutoMaker never sees them, so aidd does not count them either (issue 18 item 8)."""
     paths = ProjectPaths(tmp_path)
     write(paths, "parent", valid("feature-1-parent"))
     write(paths, "parent/child", valid("feature-2-child"))
     write(paths, "group/sub/leaf", valid("feature-3-leaf"))
-    assert [f.dir_name for f in load_features(paths)] == ["leaf", "child", "parent"]
+    (paths.features / "feature.json").write_text("{}")
+    assert [f.dir_name for f in load_features(paths)] == ["parent"]
+    assert [os.path.relpath(p, paths.features) for p in stray_files(paths)] == [
+        "feature.json", "group/sub/leaf/feature.json", "parent/child/feature.json"]

@@ -1,0 +1,100 @@
+"""A project AutoMaker created, run through whole aidd loops in-process (issue 18): aidd keeps
+its feature set, works only on what is not done, finishes features the way AutoMaker's board
+shows them, and completes only when AutoMaker's board would agree."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from aidd.project.paths import ProjectPaths
+from tests.automaker import EXPECTED, automaker_problems, copy_fixture, loader_reads
+from tests.fakes.session import success
+from tests.unit.run.conftest import Loop
+
+_NOT_DONE = [d for d, (state, _) in EXPECTED.items() if state in ("open", "active")]
+
+
+def _finish(*dirs: str, status: str = "verified") -> Any:
+    """What aidd's agent does per its prompt: re-read the file, set passes and status, keep
+    everything else."""
+    def edit(project: Path) -> None:
+        for name in dirs:
+            path = ProjectPaths(project).features / name / "feature.json"
+            data = json.loads(path.read_text())
+            data.update(passes=True, status=status, updatedAt="2026-01-07T02:00:00Z")
+            path.write_text(json.dumps(data, indent=2))
+    return edit
+
+
+def _board(*dirs: str) -> Any:
+    """Meanwhile a person on AutoMaker's board approves these features (`verified`)."""
+    def edit(project: Path) -> None:
+        for name in dirs:
+            path = ProjectPaths(project).features / name / "feature.json"
+            data = json.loads(path.read_text())
+            data["status"] = "verified"
+            path.write_text(json.dumps(data, indent=2))
+    return edit
+
+
+def _both(*edits: Any) -> Any:
+    def edit(project: Path) -> None:
+        for one in edits:
+            one(project)
+    return edit
+
+
+def test_an_automaker_project_runs_to_completion(loop: Loop) -> None:
+    copy_fixture(loop.paths.features)
+    originals = loader_reads(loop.paths.features)
+    review = ["feature-1767687480000-p0o9i8u7y", "feature-1767687540000-m1n2b3v4c"]
+    run = loop.run(
+        success(_finish("user-authentication")),
+        success(_finish(*[d for d in _NOT_DONE if d != "user-authentication"])),
+        success(_board(*review)),  # nothing left for aidd; the humans approve on the board
+        success(),  # the completion review
+        max_iterations=8,
+    )
+    assert run.code == 73, run.console
+    # item 13: the AutoMaker set counts as onboarded: no onboarding, no second feature set
+    assert run.session.kinds == ["coding", "coding", "coding", "todo"]
+    assert [e["state"] for e in run.named("completion")] == ["pending", "confirmed"]
+    after = loader_reads(loop.paths.features)
+    assert set(after) == set(originals)
+    assert automaker_problems(loop.paths.features) == []
+    for name, data in originals.items():  # AutoMaker's own keys survive every write
+        kept = {k: v for k, v in data.items() if k not in ("status", "passes", "updatedAt")}
+        assert {k: after[name][k] for k in kept} == kept, name
+    assert {d["status"] for d in after.values()} == {"verified", "completed"}
+
+
+def test_work_waiting_for_review_is_not_complete(loop: Loop) -> None:
+    """Item 6: the agent finished everything it may; completion waits for the human."""
+    copy_fixture(loop.paths.features)
+    run = loop.run(success(_finish(*_NOT_DONE, "feature-1767687480000-p0o9i8u7y")),
+                   success(), max_iterations=3)
+    assert run.code == 0
+    assert run.session.kinds == ["coding"] * 3
+    assert not run.named("completion") or all(
+        e["state"] != "pending" for e in run.named("completion"))
+    assert not loop.paths.completion_pending.exists()
+
+
+def test_an_existing_codebase_without_a_spec_is_onboarded_keeping_the_set(loop: Loop) -> None:
+    """Item 13: onboarding runs (no app_spec.txt yet) and is told to keep the set; once the
+    spec exists aidd codes."""
+    loop.paths.app_spec.unlink()
+    (loop.paths.root / "src").mkdir()
+    (loop.paths.root / "src" / "app.ts").write_text("export {};\n")
+    copy_fixture(loop.paths.features)
+
+    def onboard(project: Path) -> None:
+        ProjectPaths(project).app_spec.write_text("# Shop\nWhat exists.\n")
+
+    run = loop.run(success(onboard), success(), max_iterations=2)
+    assert run.session.kinds == ["onboarding", "coding"]
+    onboarding = run.session.requests[0].prompt
+    assert "that is the project's feature set: keep" in " ".join(onboarding.split())
+    assert set(loader_reads(loop.paths.features)) == set(EXPECTED)
