@@ -15,6 +15,7 @@ from aidd.doctor import agentcheck, configcheck, gitcheck, place
 from aidd.doctor.auth import Probe, check_auth
 from aidd.doctor.endpoints import check_endpoints
 from aidd.doctor.findings import Finding, skip
+from aidd.doctor.livecheck import check_liveness
 from aidd.doctor.lock import check_lock
 from aidd.project.paths import ProjectPaths
 from aidd.session.cliproc import probe_version
@@ -35,7 +36,7 @@ def run_doctor(settings: Settings, paths: ProjectPaths, clock: Clock) -> list[Fi
             place.check_spec(settings, paths), check_lock(paths),
             *configcheck.check_config(settings, paths),
             configcheck.check_copy_lists(settings, paths, settings.home),
-            configcheck.check_gate(settings),
+            configcheck.check_gate(settings), check_liveness(settings, root),
             *check_endpoints(settings, offline=settings.actions.offline)]
 
 
