@@ -53,6 +53,12 @@ class IdleMonitor:
         if self.stage is IdleStage.NUDGED:
             self.stage = IdleStage.WATCHING
 
+    def busy(self, now: float) -> None:
+        """The agent works without printing (issue 17): the silence starts again, but a nudge
+        already sent stays unanswered, so a relaunched CLI's start-up cannot earn a second
+        nudge instead of the kill (SUP-23)."""
+        self.last_activity = now
+
     def silence(self, now: float) -> float:
         return max(0.0, now - self.last_activity)
 

@@ -65,9 +65,10 @@ class Liveness:
         self._cpu.clear()  # the share is judged on silence alone
         self._enter(State.ACTIVE, now, "printing")
 
-    def tick(self, now: float) -> State:
-        """Sample when due; the state, and its report when one is due."""
-        if now >= self.due():
+    def tick(self, now: float, *, fresh: bool = False) -> State:
+        """Sample when due, or now when `fresh` (a nudge or kill is about to be decided: the
+        last sample may be most of a second old); the state, and its report when due."""
+        if now >= self.due() or (fresh and now > self._sampled):
             self.sample(now)
         if self.state is not self._reported and now - self.since >= REPORT_AFTER_S:
             self._reported = self.state

@@ -114,8 +114,10 @@ class _Attempt:
         if self.linger_at is not None and now >= self.linger_at:
             self.say("agent lingered after its final event", "WARN")
             return EndCause.LINGER
-        if self.liveness is not None and self.liveness.tick(now) is State.BUSY:
-            self.idle.activity(now)  # busy is not silence (issue 17)
+        idle_due = self.idle.due()
+        deciding = idle_due is not None and now >= idle_due
+        if self.liveness is not None and self.liveness.tick(now, fresh=deciding) is State.BUSY:
+            self.idle.busy(now)  # busy is not silence (issue 17)
         action = self.idle.poll(now)
         if action is IdleAction.NUDGE and self.linger_at is None:
             self.nudger.nudge(self, self.idle.silence(now), self._state())
@@ -137,7 +139,7 @@ class _Attempt:
 
     def _report(self, state: State, since_s: float) -> None:
         self.req.events.emit("liveness", number=self.req.number, state=state.value,
-                             since_s=since_s)
+                             since_s=since_s, why=self.liveness.why if self.liveness else "")
 
     def _state(self) -> str:
         """What a nudge or kill names: `waiting: waiting for the model`."""

@@ -29,7 +29,7 @@ def test_a_silent_agent_whose_child_burns_cpu_is_neither_nudged_nor_killed(
     run = run_fake_attempt(tmp_path, "opencode", idle_nudge_s=2, idle_timeout_s=5,
                            timeout_s=60)
     assert run.outcome.result == 0, run.text[-2000:]
-    assert run.named("nudge") == []
+    assert run.named("nudge") == [], run.text[-3000:] + str(run.named("liveness"))
     assert run.named("kill") == []
     assert 19 < run.elapsed_s < 30
     busy = [e for e in run.named("liveness") if e["state"] == "busy"]

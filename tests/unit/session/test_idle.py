@@ -87,3 +87,15 @@ def test_after_the_kill_nothing_more(fake_clock: FakeClock) -> None:
 )
 def test_linger_grace(nudge_s: float, idle_s: float, grace: float) -> None:
     assert IdlePolicy(nudge_s, idle_s).linger_grace() == grace
+
+
+def test_work_after_the_nudge_delays_the_kill_but_earns_no_second_nudge(
+        fake_clock: FakeClock) -> None:
+    """Busy (issue 17) restarts the silence, not stage one: a relaunched CLI starting up is
+    busy for seconds, and must not be nudged again instead of killed."""
+    monitor = IdleMonitor(IdlePolicy(nudge_s=1, idle_s=3), 0.0)
+    assert monitor.poll(1.0) is IdleAction.NUDGE
+    monitor.busy(2.5)
+    assert monitor.stage is IdleStage.NUDGED
+    assert monitor.poll(5.4) is IdleAction.NONE
+    assert monitor.poll(5.5) is IdleAction.KILL

@@ -115,3 +115,15 @@ def test_a_state_is_reported_once_it_has_lasted() -> None:
 def test_an_unknown_cpu_leaves_the_other_signals() -> None:
     readings = Readings(cpu=None, files=102.0)
     assert run_to(readings.liveness(), readings, 103) is State.BUSY
+
+
+def test_a_decision_gets_a_fresh_sample() -> None:
+    """Samples drift a little later each second; a nudge due between two must not be decided
+    on the older one (found when a nudge came 0.3 ms before the sample that saw the CPU)."""
+    readings = Readings()
+    live = readings.liveness()
+    readings.cpu = 0.0
+    assert live.tick(101.0003) is State.WAITING  # the first sample: no share yet
+    readings.cpu = 0.9
+    assert live.tick(102.0) is State.WAITING  # the next sample is due at 102.0003
+    assert live.tick(102.0, fresh=True) is State.BUSY
