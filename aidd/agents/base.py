@@ -182,6 +182,16 @@ class Adapter(Protocol):
         `since_s`, in `project_dir`), else None."""
         ...
 
+    def export_argv(self, binary: str, conversation_id: str) -> list[str] | None:
+        """The helper command showing one conversation, for a nudge before the CLI printed
+        anything (RELAUNCH only); None when the CLI has none."""
+        ...
+
+    def holds_task(self, export: bytes, conversation_id: str) -> bool | None:
+        """From that command's output: does the conversation hold the prompt (a user message)?
+        None when the output does not tell."""
+        ...
+
     def environment(self, base: Mapping[str, str], context: AgentContext) -> dict[str, str]: ...
 
     def encode_prompt(self, prompt: str) -> bytes: ...

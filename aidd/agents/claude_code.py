@@ -334,6 +334,12 @@ class ClaudeCode:
     def pick_conversation(self, listing: bytes, project_dir: Path, since_s: float) -> str | None:
         return None
 
+    def export_argv(self, binary: str, conversation_id: str) -> list[str] | None:
+        return None  # the prompt is ahead of any nudge on claude's stdin
+
+    def holds_task(self, export: bytes, conversation_id: str) -> bool | None:
+        return None
+
     def environment(self, base: Mapping[str, str], context: AgentContext) -> dict[str, str]:
         return agent_environment(base, self.name, context)
 

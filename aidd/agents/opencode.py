@@ -34,7 +34,7 @@ from aidd.agents.jsonlines import (
 from aidd.agents.opencode_config import CONFIG as OPENCODE_CONFIG
 from aidd.agents.opencode_config import ensure_opencode_permissions
 from aidd.agents.ratelimit import RateLimitInfo
-from aidd.agents.sessions import list_argv, pick_session
+from aidd.agents.sessions import export_argv, holds_user_message, list_argv, pick_session
 
 
 class RunJsonParser:
@@ -192,6 +192,13 @@ class OpenCode:
 
     def pick_conversation(self, listing: bytes, project_dir: Path, since_s: float) -> str | None:
         return pick_session(listing, project_dir, since_s)
+
+    def export_argv(self, binary: str, conversation_id: str) -> list[str] | None:
+        """kilo stores the prompt seconds after it lists the session (issue 17)."""
+        return export_argv(binary, conversation_id)
+
+    def holds_task(self, export: bytes, conversation_id: str) -> bool | None:
+        return holds_user_message(export, conversation_id)
 
     def environment(self, base: Mapping[str, str], context: AgentContext) -> dict[str, str]:
         return agent_environment(base, self.name, context)

@@ -1,9 +1,11 @@
 """The idle nudge (ADP-30..32): a message to an agent that went quiet. claude reads it on its
-stdin; opencode and kilo read no stdin once started, so they are interrupted and their
-conversation is resumed with the nudge as the next message."""
+stdin, behind the prompt; opencode and kilo read no stdin once started, so they are interrupted
+and relaunched with the nudge as the next message, after the prompt again when their
+conversation did not hold it yet (issue 17: a nudge never loses the task)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from aidd.agents.base import Adapter, NudgeMethod, Signals
@@ -25,8 +27,12 @@ class Nudged(Protocol):
     def say(self, text: str, level: str = "") -> None: ...
 
     def ask_conversation(self) -> str | None:
-        """The conversation id, from the CLI itself (a run hung on its first request printed
-        none)."""
+        """The conversation the running CLI started, from the CLI itself (a run hung before
+        its first model answer printed none)."""
+        ...
+
+    def holds_task(self, conversation: str) -> bool | None:
+        """Does `conversation` hold the prompt, asked of the CLI? None: it cannot tell."""
         ...
 
     def interrupt_agent(self) -> bool:
@@ -34,42 +40,66 @@ class Nudged(Protocol):
         interrupted meanwhile (its tree is killed next)."""
         ...
 
-    def relaunch(self, conversation: str, message: bytes) -> None:
-        """Start the CLI again on `conversation` with `message` as its input; AgentCliError when
-        it cannot start."""
+    def relaunch(self, conversation: str | None, message: bytes) -> None:
+        """Start the CLI again on `conversation` (None: a new one) with `message` as its input;
+        AgentCliError when it cannot start."""
         ...
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """How one nudge went: where it went, whether the prompt went again before it, and how
+    aidd knew whether the conversation held the prompt (`task_check`, the event's field)."""
+
+    with_task: bool = False
+    task_check: str | None = None  # stdin, output, export, unknown, none
+    conversation: str | None = None  # the conversation resumed; None: stdin or a new one
+    why: str = ""  # said in the log after the method: alone or with the task, and why
+    why_not: str | None = None  # not delivered: the reason
+
+
+_STDIN = Delivery(task_check="stdin", why="alone: the prompt is ahead of it on stdin")
+_NEW = Delivery(True, "none", why="with the original task: the agent had started no "
+                                   "conversation yet")
 
 
 class Nudger:
     """Delivers the nudges of one attempt, and remembers what its output handling must know
     of them."""
 
-    def __init__(self, adapter: Adapter, text: str, events: EventLog, number: int) -> None:
+    def __init__(self, adapter: Adapter, text: str, events: EventLog, number: int, *,
+                 prompt: str) -> None:
         self.adapter = adapter
         self.text = text
+        self.prompt = prompt  # sent again before the nudge when the conversation lacks it
         self.events = events
         self.number = number
         self.count = 0
         self._outstanding = False  # a stdin nudge whose answering turn has not ended
         self._awaiting_answer = False  # a stdin nudge sent, no progress seen since
         self._state = ""  # the liveness state the nudge being sent was sent in, as shown
+        self._resumed: str | None = None  # the conversation the last relaunch went on
 
     def nudge(self, agent: Nudged, silence: float, state: str = "") -> None:
         """Nudge `agent` after `silence` seconds without output, in liveness `state` (issue 17;
-        '' when only output is watched); say and record whether the nudge got through."""
+        '' when only output is watched); say and record whether the nudge got through, and
+        whether the prompt went with it."""
         self.count += 1
         self._state = f" [{state}]" if state else ""
         method = self.adapter.nudge_method
         if method is NudgeMethod.STDIN:
-            why_not = self._stdin(agent, silence)
+            done = self._stdin(agent, silence)
         else:
-            why_not = self._relaunch(agent, silence)
-        if why_not is not None:
-            agent.say(f"no output for {seconds_text(silence)}; nudge not delivered: {why_not}"
-                      f"{self._state}", "WARN")
+            done = self._relaunch(agent, silence)
+        if done.why_not is not None:
+            agent.say(f"no output for {seconds_text(silence)}; nudge not delivered: "
+                      f"{done.why_not}{self._state}", "WARN")
+        delivered = done.why_not is None
         self.events.emit("nudge", number=self.number, silence_s=round(silence, 3),
-                         method=method.value, delivered=why_not is None, why_not=why_not,
-                         state=state.partition(":")[0] or None)
+                         method=method.value, delivered=delivered, why_not=done.why_not,
+                         state=state.partition(":")[0] or None,
+                         with_task=done.with_task if delivered else None,
+                         task_check=done.task_check, conversation=done.conversation)
 
     def is_answer(self, progressed: bool) -> bool:
         """Does new output count as activity? After a stdin nudge, claude's echo of the
@@ -83,33 +113,60 @@ class Nudger:
         answered, self._outstanding = self._outstanding, False
         return answered
 
-    def _sent(self, agent: Nudged, silence: float, method: str) -> None:
-        agent.say(f"no output for {seconds_text(silence)}; nudge sent ({method}){self._state}")
+    def _sent(self, agent: Nudged, silence: float, method: str, why: str) -> None:
+        agent.say(f"no output for {seconds_text(silence)}; nudge sent ({method}){self._state} "
+                  f"{why}")
         for line in self.text.splitlines() or [""]:
             agent.say(f"  nudge: {line}")
 
-    def _stdin(self, agent: Nudged, silence: float) -> str | None:
+    def _stdin(self, agent: Nudged, silence: float) -> Delivery:
+        """claude reads stdin in order: the prompt, written at launch, is always ahead of the
+        nudge, also when claude has not read it yet (docs/real-clis.md)."""
         if not agent.write_stdin(self.adapter.encode_nudge(self.text)):
-            return "stdin is closed"
+            return replace(_STDIN, why_not="stdin is closed")
         self._outstanding = True
         self._awaiting_answer = True
-        self._sent(agent, silence, "stdin")
-        return None
+        self._sent(agent, silence, "stdin", _STDIN.why)
+        return _STDIN
 
-    def _relaunch(self, agent: Nudged, silence: float) -> str | None:
-        """Interrupt, then resume the same conversation with the nudge as the next message."""
+    def _relaunch(self, agent: Nudged, silence: float) -> Delivery:
+        """Interrupt, then resume the conversation with the nudge as the next message, after
+        the prompt when the conversation did not hold it; with no conversation, start anew."""
         signals = agent.signals
-        conversation = signals.conversation_id or agent.ask_conversation()
-        if conversation is None:
-            return "no conversation id yet"
-        self._sent(agent, silence, "relaunch")
-        agent.say(f"  interrupting the agent to resume conversation {conversation}")
+        printed = signals.conversation_id
+        agent.say(f"interrupting the agent to nudge it (no output for {seconds_text(silence)})")
         saved = (signals.error, signals.rate_limit)
         if not agent.interrupt_agent():
-            return "aidd was interrupted"
+            return Delivery(why_not="aidd was interrupted")
         signals.error, signals.rate_limit = saved  # the interruption is not the agent's error
+        done = self._where(agent, printed)
+        self._sent(agent, silence, "relaunch", done.why)
+        conversation = done.conversation
+        agent.say(f"  resuming conversation {conversation}" if conversation
+                  else "  starting a new conversation")
+        message = (self.adapter.encode_prompt(f"{self.prompt.rstrip()}\n\n{self.text}")
+                   if done.with_task else self.adapter.encode_nudge(self.text))
         try:
-            agent.relaunch(conversation, self.adapter.encode_nudge(self.text))
+            agent.relaunch(conversation, message)
         except AgentCliError as err:
-            return str(err)
-        return None
+            return replace(done, why_not=str(err))
+        self._resumed = conversation
+        return done
+
+    def _where(self, agent: Nudged, printed: str | None) -> Delivery:
+        """Asked once the agent is stopped, so its conversation cannot change meanwhile."""
+        if printed is not None:  # printed with the model's first answer: it saw the prompt
+            return Delivery(False, "output", printed,
+                            f"alone: conversation {printed} holds the task")
+        conversation = self._resumed or agent.ask_conversation()
+        if conversation is None:
+            return _NEW
+        held = agent.holds_task(conversation)
+        if held:
+            return Delivery(False, "export", conversation,
+                            f"alone: conversation {conversation} holds the task")
+        if held is False:
+            return Delivery(True, "export", conversation, f"with the original task: "
+                            f"conversation {conversation} did not hold it yet")
+        return Delivery(True, "unknown", conversation, f"with the original task: the CLI "
+                        f"could not tell whether conversation {conversation} held it")

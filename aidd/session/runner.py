@@ -15,7 +15,7 @@ from aidd.agents.base import AgentContext, NudgeMethod, Signals
 from aidd.agents.ratelimit import wake_time
 from aidd.errors import AgentCliError
 from aidd.session import orphans, proctree
-from aidd.session.cliproc import find_conversation
+from aidd.session.cliproc import find_conversation, holds_task
 from aidd.session.idle import IdleAction, IdleMonitor, IdlePolicy, seconds_text
 from aidd.session.liveness import Liveness, Probe, State
 from aidd.session.nudge import Nudger
@@ -62,7 +62,8 @@ class _Attempt:
         self.wall_at = self.started + request.timeout_s if request.timeout_s > 0 else None
         self.linger_at: float | None = None
         self.turns_seen = 0
-        self.nudger = Nudger(self.adapter, request.nudge_text, request.events, request.number)
+        self.nudger = Nudger(self.adapter, request.nudge_text, request.events, request.number,
+                             prompt=request.prompt)
         self.launches = 0
         self.exit_status: int | None = None
         self.env = self.adapter.environment(request.env, AgentContext(
@@ -220,8 +221,13 @@ class _Attempt:
         return self.proc.stdin.send(data)
 
     def ask_conversation(self) -> str | None:
+        """Only a conversation the running process may have started: not an earlier one."""
         return find_conversation(self.adapter, self.req.binary, self.req.project_dir, self.env,
                                  self.started_epoch_s, clock=self.clock)
+
+    def holds_task(self, conversation: str) -> bool | None:
+        return holds_task(self.adapter, self.req.binary, self.req.project_dir, self.env,
+                          conversation, clock=self.clock)
 
     def interrupt_agent(self) -> bool:
         self.proc.signal_group(signal.SIGINT)
@@ -232,11 +238,14 @@ class _Attempt:
         self._drain()
         return True
 
-    def relaunch(self, conversation: str, message: bytes) -> None:
+    def relaunch(self, conversation: str | None, message: bytes) -> None:
         self.turns_seen = self.parser.signals.turns_ended
         self.linger_at = None
         old = self.proc
-        argv = self.adapter.relaunch_argv(self.req.binary, self.req.model, conversation)
+        binary, model = self.req.binary, self.req.model
+        argv = (self.adapter.relaunch_argv(binary, model, conversation) if conversation
+                else self.adapter.argv(binary, model))
+        self.started_epoch_s = self.clock.now().timestamp()  # a new conversation is newer
         self.proc = self._spawn(argv, message)
         old.close()
 

@@ -10,6 +10,7 @@ Environment:
                      digest, tty facts) and inv-NNN.stdin.jsonl (texts read by echo steps).
   FAKE_AGENT_VERSION what `--version` prints (default: a tested version of that CLI).
   FAKE_AGENT_SESSIONS what `session list ...` prints (default `[]`); not an invocation.
+  FAKE_AGENT_EXPORT  what `export <id>` prints (default: nothing, exit 1); not an invocation.
 
 stdin by default: opencode/kilo read it all to EOF (like the real CLIs); claude reads the
 first stream-json line and records the decoded text of that user message.
@@ -400,6 +401,9 @@ def main() -> None:
     if args[:2] == ["session", "list"]:  # opencode/kilo: asked when no sessionID was printed
         print(os.environ.get("FAKE_AGENT_SESSIONS", "[]"))
         return
+    if args[:1] == ["export"]:  # opencode/kilo: does that session hold the prompt yet?
+        print(os.environ.get("FAKE_AGENT_EXPORT", ""))
+        sys.exit(0 if "FAKE_AGENT_EXPORT" in os.environ else 1)
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_DFL)  # die quietly, as the real CLIs do
     record = os.environ.get("FAKE_AGENT_RECORD")

@@ -4,6 +4,9 @@ AC-36..39): one attempt in-process, then every CLI through the real aidd."""
 from __future__ import annotations
 
 import hashlib
+import json
+import re
+import time
 from pathlib import Path
 
 import pytest
@@ -64,7 +67,8 @@ def test_opencode_is_resumed_with_the_nudge(fake_agent: FakeAgent, tmp_path: Pat
     assert run.outcome.result == 0
     assert (run.outcome.launches, run.outcome.nudges) == (2, 1)
     assert run.outcome.conversation_id == "ses_X"
-    assert b"nudge sent (relaunch)" in run.log
+    assert re.search(rb"nudge sent \(relaunch\)( \[.*\])? alone: conversation ses_X holds the "
+                     rb"task\n", run.log)
     assert "» assistant: Resuming after the nudge".encode() in run.log
 
 
@@ -80,16 +84,44 @@ def test_relaunch_kills_an_agent_that_ignores_the_interrupt(
     assert not pid_alive(fake_agent.records()[0]["pid"])
 
 
-def test_no_conversation_id_means_no_nudge(fake_agent: FakeAgent, tmp_path: Path) -> None:
-    """ADP-32: not delivered, logged with the reason; the machine goes on to the kill."""
-    fake_agent.script([{"line": "no JSON here"}, {"sleep": 60}])
-    run = run_fake_attempt(tmp_path, "opencode", idle_nudge_s=0.3, idle_timeout_s=1,
-                           kill_grace_s=0.3)
+def test_a_nudge_before_any_conversation_starts_one_with_the_task(
+        fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """Issue 17: no id printed and none listed: a fresh run gets the prompt, then the nudge."""
+    fake_agent.script([{"line": "no JSON here"}, {"sleep": 60}],
+                      [{"session": "ses_new"}, {"init": True}, {"say": "on it"}, {"finish": True}])
+    run = run_fake_attempt(tmp_path, "opencode", prompt="THE TASK", idle_nudge_s=0.3,
+                           idle_timeout_s=5, kill_grace_s=0.3)
+    second = fake_agent.records()[1]
+    assert second["argv"] == ["run", "--format", "json", "--auto"]
+    assert second["stdin_sha256"] == hashlib.sha256(f"THE TASK\n\n{NUDGE}".encode()).hexdigest()
     (nudge,) = run.named("nudge")
-    assert (nudge["delivered"], nudge["why_not"]) == (False, "no conversation id yet")
-    assert b"nudge not delivered: no conversation id yet" in run.log
-    assert run.outcome.result == 71
-    assert len(fake_agent.records()) == 1
+    assert (nudge["delivered"], nudge["with_task"], nudge["task_check"]) == (True, True, "none")
+    assert re.search(rb"nudge sent \(relaunch\)( \[.*\])? with the original task: the agent "
+                     rb"had started no conversation yet\n", run.log)
+    assert run.outcome.result == 0
+    assert run.outcome.conversation_id == "ses_new"
+
+
+def test_a_listed_conversation_without_the_prompt_is_resumed_with_it(
+        fake_agent: FakeAgent, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """kilo lists its session seconds before it stores the prompt there (export: none)."""
+    project = (tmp_path / "project").resolve()
+    monkeypatch.setenv("FAKE_AGENT_SESSIONS", json.dumps(
+        [{"id": "ses_L", "created": time.time() * 1000, "directory": str(project)}]))
+    monkeypatch.setenv("FAKE_AGENT_EXPORT", json.dumps({"info": {"id": "ses_L"},
+                                                        "messages": []}))
+    fake_agent.script([{"sleep": 60}], [{"session": "ses_L"}, {"init": True}, {"say": "on it"},
+                                        {"finish": True}])
+    run = run_fake_attempt(tmp_path, "kilocode", prompt="THE TASK", idle_nudge_s=0.5,
+                           idle_timeout_s=8, kill_grace_s=0.3)
+    second = fake_agent.records()[1]
+    assert second["argv"] == ["run", "--format", "json", "--session", "ses_L", "--auto"]
+    assert second["stdin_sha256"] == hashlib.sha256(f"THE TASK\n\n{NUDGE}".encode()).hexdigest()
+    (nudge,) = run.named("nudge")
+    assert (nudge["with_task"], nudge["task_check"], nudge["conversation"]) == (
+        True, "export", "ses_L")
+    assert b"with the original task: conversation ses_L did not hold it yet" in run.log
+    assert run.outcome.result == 0
 
 
 def test_output_restarts_stage_one(fake_agent: FakeAgent, tmp_path: Path) -> None:

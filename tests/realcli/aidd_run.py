@@ -48,13 +48,16 @@ class AiddRun:
 
 
 def aidd_env(
-    cli: str, mock: MockServer, box: clis.Sandbox, extra: dict[str, str]
+    cli: str, mock: MockServer, box: clis.Sandbox, extra: dict[str, str],
+    path_first: Path | None = None,
 ) -> dict[str, str]:
-    """The CLI's hermetic environment, the CLI first on PATH, aidd's config kept in the box."""
+    """The CLI's hermetic environment, the CLI first on PATH (after `path_first`, e.g. a
+    wrapper of the CLI), aidd's config kept in the box."""
     env = clis.cli_env(cli, mock.url, box.home) | extra
     found = clis.binary(cli)
     assert found is not None
-    env["PATH"] = f"{found.parent}{os.pathsep}{env['PATH']}"
+    env["PATH"] = os.pathsep.join(
+        [*([str(path_first)] if path_first else []), str(found.parent), env["PATH"]])
     env["PYTHONPATH"] = str(clis.REPO)
     env["AIDD_HOME"] = str(box.root / "aidd-home")
     return env
@@ -62,7 +65,7 @@ def aidd_env(
 
 def run_aidd(
     cli: str, mock: MockServer, box: clis.Sandbox, *args: str,
-    extra_env: dict[str, str] | None = None, cap_s: float = 150,
+    extra_env: dict[str, str] | None = None, cap_s: float = 150, path_first: Path | None = None,
 ) -> AiddRun:
     """`aidd --project-dir <box> --cli <cli> --spec ... <args>`, stdin closed, output captured."""
     spec = box.root / "spec.md"
@@ -71,7 +74,7 @@ def run_aidd(
             "--cli", AIDD_CLI[cli], "--spec", str(spec), *args]
     started = time.monotonic()
     proc = subprocess.run(
-        argv, env=aidd_env(cli, mock, box, extra_env or {}), cwd=box.root,
+        argv, env=aidd_env(cli, mock, box, extra_env or {}, path_first), cwd=box.root,
         stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace",
         timeout=cap_s, check=False)
     return AiddRun(proc.returncode, proc.stdout, proc.stderr, box.project,

@@ -120,6 +120,8 @@ def test_claude_nudge_interrupts_the_turn_then_sends_the_message() -> None:
 def test_claude_needs_no_conversation_lookup(tmp_path: Path) -> None:
     assert ClaudeCode().conversations_argv("claude") is None
     assert ClaudeCode().pick_conversation(b"[]", tmp_path, 0.0) is None
+    assert ClaudeCode().export_argv("claude", "x") is None
+    assert ClaudeCode().holds_task(b"{}", "x") is None
 
 
 def test_parsers_are_fresh_per_attempt() -> None:

@@ -22,6 +22,7 @@ class FakeAttempt:
     signals: Signals = field(default_factory=Signals)
     stdin_open: bool = True
     listed: str | None = None  # what asking the CLI for the conversation finds
+    held: bool | None = None  # what its export says: does the conversation hold the prompt?
     interrupted_meanwhile: bool = False
     relaunch_error: str | None = None
     said: list[str] = field(default_factory=list)
@@ -40,15 +41,20 @@ class FakeAttempt:
         self.steps.append("ask")
         return self.listed
 
+    def holds_task(self, conversation: str) -> bool | None:
+        self.steps.append(f"export {conversation}")
+        return self.held
+
     def interrupt_agent(self) -> bool:
         self.steps.append("interrupt")
         self.signals.note_error(ErrorSignal(ErrorKind.FATAL, "interrupted by SIGINT"))
         return not self.interrupted_meanwhile
 
-    def relaunch(self, conversation: str, message: bytes) -> None:
+    def relaunch(self, conversation: str | None, message: bytes) -> None:
         if self.relaunch_error:
             raise AgentCliError(self.relaunch_error)
-        self.steps.append(f"relaunch {conversation} {message!r}")
+        self.steps.append(f"relaunch {conversation} {message.decode()}")
+        self.signals.conversation_id = None  # a new process has printed nothing yet
 
 
 class RecordedEvents(EventLog):
@@ -64,7 +70,8 @@ class RecordedEvents(EventLog):
 
 def nudger(cli: str) -> tuple[Nudger, RecordedEvents]:
     events = RecordedEvents()
-    return Nudger(ADAPTERS[cli], "keep going\nplease", events, number=3), events
+    return Nudger(ADAPTERS[cli], "keep going\nplease", events, number=3,
+                  prompt="THE TASK\n"), events
 
 
 def test_a_stdin_nudge_is_typed_and_awaits_its_answer() -> None:
@@ -72,11 +79,14 @@ def test_a_stdin_nudge_is_typed_and_awaits_its_answer() -> None:
     agent = FakeAttempt()
     nudge.nudge(agent, 12.0)
     assert len(agent.stdin) == 1
-    assert agent.said == ["no output for 12s; nudge sent (stdin)", "  nudge: keep going",
-                          "  nudge: please"]
+    assert b"THE TASK" not in agent.stdin[0]  # claude read the prompt from stdin first
+    assert agent.said == [
+        "no output for 12s; nudge sent (stdin) alone: the prompt is ahead of it on stdin",
+        "  nudge: keep going", "  nudge: please"]
     (event,) = events.emitted
-    assert (event["event"], event["number"], event["method"], event["delivered"]) == (
-        "nudge", 3, "stdin", True)
+    assert event == {"event": "nudge", "number": 3, "silence_s": 12.0, "method": "stdin",
+                     "delivered": True, "why_not": None, "state": None, "with_task": False,
+                     "task_check": "stdin", "conversation": None}
     assert nudge.count == 1
     assert not nudge.is_answer(progressed=False)  # the echo of the interrupt
     assert nudge.is_answer(progressed=True)
@@ -100,24 +110,87 @@ def test_a_relaunch_nudge_resumes_the_conversation_and_forgets_the_interruption(
     agent = FakeAttempt()
     agent.signals.conversation_id = "ses_1"
     nudge.nudge(agent, 30.0)
-    assert agent.steps[0] == "interrupt"  # the id came from the output: the CLI is not asked
-    assert agent.steps[1].startswith("relaunch ses_1 ")
+    # The id came with the model's first answer: the CLI is not asked, the nudge goes alone.
+    assert agent.steps == ["interrupt", "relaunch ses_1 keep going\nplease"]
     assert agent.signals.error is None  # the SIGINT's error is aidd's doing
-    assert "  interrupting the agent to resume conversation ses_1" in agent.said
-    assert events.emitted[0]["delivered"] is True
+    assert agent.said[:2] == [
+        "interrupting the agent to nudge it (no output for 30s)",
+        "no output for 30s; nudge sent (relaunch) alone: conversation ses_1 holds the task"]
+    assert agent.said[-1] == "  resuming conversation ses_1"
+    (event,) = events.emitted
+    assert (event["delivered"], event["with_task"], event["task_check"],
+            event["conversation"]) == (True, False, "output", "ses_1")
 
 
-@pytest.mark.parametrize(("agent", "why_not"), [
-    pytest.param(FakeAttempt(), "no conversation id yet", id="no-id"),
+WITH_TASK = "THE TASK\n\nkeep going\nplease"
+
+
+@pytest.mark.parametrize(("agent", "steps", "check", "why"), [
+    pytest.param(FakeAttempt(), ["interrupt", "ask", f"relaunch None {WITH_TASK}"], "none",
+                 "with the original task: the agent had started no conversation yet",
+                 id="no-conversation"),
+    pytest.param(FakeAttempt(listed="ses_2", held=False),
+                 ["interrupt", "ask", "export ses_2", f"relaunch ses_2 {WITH_TASK}"], "export",
+                 "with the original task: conversation ses_2 did not hold it yet",
+                 id="conversation-without-the-prompt"),
+    pytest.param(FakeAttempt(listed="ses_2", held=None),
+                 ["interrupt", "ask", "export ses_2", f"relaunch ses_2 {WITH_TASK}"], "unknown",
+                 "with the original task: the CLI could not tell whether conversation ses_2 "
+                 "held it", id="export-cannot-tell"),
+])
+def test_a_nudge_before_the_conversation_holds_the_task_carries_the_task(
+        agent: FakeAttempt, steps: list[str], check: str, why: str) -> None:
+    """Issue 17: asked once the agent is stopped; the prompt goes again, then the nudge."""
+    nudge, events = nudger("kilocode")
+    nudge.nudge(agent, 1.0)
+    assert agent.steps == steps
+    assert f"no output for 1s; nudge sent (relaunch) {why}" in agent.said
+    (event,) = events.emitted
+    assert (event["delivered"], event["with_task"], event["task_check"]) == (True, True, check)
+
+
+def test_a_listed_conversation_holding_the_prompt_gets_the_nudge_alone() -> None:
+    nudge, events = nudger("opencode")
+    agent = FakeAttempt(listed="ses_2", held=True)
+    nudge.nudge(agent, 5.0)
+    assert agent.steps == ["interrupt", "ask", "export ses_2", "relaunch ses_2 keep going\nplease"]
+    assert events.emitted[0]["task_check"] == "export"
+    assert events.emitted[0]["with_task"] is False
+
+
+def test_the_next_nudge_asks_about_the_conversation_the_last_relaunch_went_on() -> None:
+    """The relaunched CLI printed nothing either: its conversation is the one aidd resumed,
+    which may still lack the prompt (it was interrupted before storing it)."""
+    nudge, _ = nudger("kilocode")
+    agent = FakeAttempt(listed="ses_2", held=False)
+    nudge.nudge(agent, 1.0)
+    agent.steps.clear()
+    agent.listed, agent.held = "ses_other", True
+    nudge.nudge(agent, 1.0)
+    assert agent.steps == ["interrupt", "export ses_2", "relaunch ses_2 keep going\nplease"]
+
+
+def test_after_a_new_conversation_the_next_nudge_lists_again() -> None:
+    nudge, _ = nudger("kilocode")
+    agent = FakeAttempt()
+    nudge.nudge(agent, 1.0)
+    agent.steps.clear()
+    nudge.nudge(agent, 1.0)
+    assert agent.steps == ["interrupt", "ask", f"relaunch None {WITH_TASK}"]
+
+
+@pytest.mark.parametrize(("agent", "why_not", "check"), [
     pytest.param(FakeAttempt(listed="ses_2", interrupted_meanwhile=True),
-                 "aidd was interrupted", id="interrupted"),
-    pytest.param(FakeAttempt(listed="ses_2", relaunch_error="cannot start opencode"),
-                 "cannot start opencode", id="cannot-start"),
+                 "aidd was interrupted", None, id="interrupted"),
+    pytest.param(FakeAttempt(listed="ses_2", held=True, relaunch_error="cannot start opencode"),
+                 "cannot start opencode", "export", id="cannot-start"),
 ])
 def test_a_relaunch_nudge_that_cannot_be_delivered_says_why(
-        agent: FakeAttempt, why_not: str) -> None:
+        agent: FakeAttempt, why_not: str, check: str | None) -> None:
     nudge, events = nudger("opencode")
     nudge.nudge(agent, 30.0)
-    assert agent.steps[0] == "ask"  # no id in the output: the CLI's own list
+    assert agent.steps[0] == "interrupt"  # first: the conversation cannot change meanwhile
     assert agent.said[-1] == f"WARN:no output for 30s; nudge not delivered: {why_not}"
-    assert (events.emitted[0]["delivered"], events.emitted[0]["why_not"]) == (False, why_not)
+    (event,) = events.emitted
+    assert (event["delivered"], event["why_not"], event["with_task"], event["task_check"]) == (
+        False, why_not, None, check)
