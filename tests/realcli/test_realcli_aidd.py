@@ -80,11 +80,14 @@ def test_hang_is_nudged_then_the_tree_is_killed(
     nudge_s, idle_s = HANG_TIMEOUTS[cli]
     run = run_aidd(cli, mock, sandbox, "--prompt", "Say hello.", "--max-iterations", "1",
                    "--quit-on-abort", "1", "--idle-nudge-timeout", str(nudge_s),
-                   "--idle-timeout", str(idle_s), "--timeout", "150", "--no-clean")
+                   "--idle-timeout", str(idle_s), "--timeout", "200", "--no-clean",
+                   cap_s=220)  # liveness: a (re)starting opencode or kilo is busy for seconds
     assert run.code == 71, run.out[-3000:] + run.err  # quit-on-abort exits with the result
     assert results(run) == [71]
     (nudge,) = run.events("nudge")
     assert nudge["delivered"] is True, nudge
+    # Liveness (issue 17) judged the CLI waiting on its hung request as silent, not busy.
+    assert nudge["state"] in ("waiting", "hung"), nudge
     assert nudge["method"] == ("stdin" if cli == "claude" else "relaunch")
     nudged = [r for r in mock.requests if r.carries_text(NUDGE_MARK)]
     assert nudged, [r.path for r in mock.requests]  # the nudge reached the model
