@@ -142,7 +142,10 @@ def _locked(path: Path) -> Iterator[None]:
 
 
 def _bindable(port: int) -> bool:
+    """Free to listen on, as Go listens: with SO_REUSEADDR (the old server's connections may
+    linger in TIME_WAIT)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind(("127.0.0.1", port))
         except OSError:
