@@ -19,7 +19,7 @@ from pathlib import Path
 
 from temporalio import activity
 from temporalio.converter import value_to_type
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from aidd.clock import SystemClock
 from aidd.fleet import checkout, child
@@ -170,8 +170,11 @@ def _judge(job: ProjectJob, code: int, progress: Progress) -> ProjectResult:
     if code in RESULT_EXITS:
         return ProjectResult(state_for_exit(code), code, progress)
     log = f"its output: the worker's {job.fleet}/{job.name}.log"
+    # Benign: an outcome `aidd fleet status` reports, not a worker's fault worth a traceback.
     if code in CONFIG_EXITS:
         raise ApplicationError(f"aidd exited {code}: a configuration error, not retried; {log}",
-                               progress, type=CONFIG_ERROR, non_retryable=True)
-    raise ApplicationError(f"aidd exited {code}; {log}", progress, type="AiddExit")
+                               progress, type=CONFIG_ERROR, non_retryable=True,
+                               category=ApplicationErrorCategory.BENIGN)
+    raise ApplicationError(f"aidd exited {code}; {log}", progress, type="AiddExit",
+                           category=ApplicationErrorCategory.BENIGN)
 
