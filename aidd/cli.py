@@ -6,6 +6,7 @@ one-line messages, and an unexpected one leaves its traceback in a crash file (C
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import sys
@@ -189,9 +190,39 @@ def _standard_streams() -> None:
                                     errors="replace"))
 
 
+def _fleet(args: Sequence[str]) -> int:
+    """`aidd fleet ...`: the optional extra, imported only here, so no other command ever
+    imports temporalio (docs/fleet.md)."""
+    try:
+        from aidd.fleet.commands import main as fleet_main
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] != "temporalio":
+            raise
+        raise UsageError("aidd fleet needs the fleet extra: pip install 'aidd[fleet]'") from None
+    return fleet_main(args)
+
+
+def _exit_now(code: int) -> int:
+    """After `aidd fleet`: flush and leave without the interpreter's teardown. Short-lived
+    processes using Temporal's SDK crashed at interpreter exit (3 of ~15, the issue's
+    measurement) after their work succeeded; there is nothing left to tear down here."""
+    if sys.modules.get("temporalio") is not None:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     _standard_streams()
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["fleet"]:
+        return _exit_now(_main_fleet(args[1:]))
+    return _main_aidd(args)
+
+
+def _main_aidd(args: list[str]) -> int:
     settings: Settings | None = None
     try:
         settings = parse_args(args)
@@ -212,4 +243,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(ExitCode.TIMEOUT_OR_SIGNAL)
     except Exception as exc:
         _report_crash(exc, settings)
+        return int(ExitCode.GENERAL_ERROR)
+
+
+def _main_fleet(args: Sequence[str]) -> int:
+    try:
+        return _fleet(args)
+    except AiddError as exc:
+        _error(exc.message)
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return int(ExitCode.TIMEOUT_OR_SIGNAL)
+    except Exception as exc:
+        _report_crash(exc, None)
         return int(ExitCode.GENERAL_ERROR)

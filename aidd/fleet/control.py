@@ -1,0 +1,168 @@
+"""The client's side: start or resume a fleet's workflows, read every project's state from the
+server (no worker needed: a running project's progress is its activity's last heartbeat, an
+ended one's its workflow result), and ask projects to stop."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from temporalio.api.enums.v1 import PendingActivityState
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+)
+from temporalio.common import WorkflowIDReusePolicy
+from temporalio.converter import value_to_type
+from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError
+
+from aidd.fleet.records import (
+    TASK_QUEUE,
+    WORKFLOW_TYPE,
+    PoolState,
+    Progress,
+    ProjectJob,
+    ProjectResult,
+    State,
+    pool_workflow_id,
+    project_workflow_id,
+)
+from aidd.fleet.spec import Fleet
+from aidd.fleet.workflows import PoolWorkflow, ProjectWorkflow
+
+RECONNECT_S = 1.0
+
+
+@dataclass(frozen=True)
+class Row:
+    """One project in `aidd fleet status`."""
+
+    fleet: str
+    project: str
+    state: State
+    progress: Progress = field(default_factory=Progress)
+    exit_code: int | None = None
+    message: str = ""
+
+    @property
+    def workflow_id(self) -> str:
+        return project_workflow_id(self.fleet, self.project)
+
+
+async def connect(address: str, namespace: str) -> Client:
+    return await Client.connect(address, namespace=namespace)
+
+
+async def start_fleet(client: Client, fleet: Fleet) -> list[tuple[ProjectJob, bool]]:
+    """Every pool, then every project's workflow; (job, True) when started now, False when it
+    was running already (resumed: its workers pick it up)."""
+    for name, cap in fleet.pools.items():
+        await _ensure_pool(client, fleet.name, name, cap)
+    started = []
+    for job in fleet.projects:
+        try:
+            await client.start_workflow(
+                ProjectWorkflow.run, job, id=job.workflow_id, task_queue=TASK_QUEUE,
+                id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE)
+            started.append((job, True))
+        except WorkflowAlreadyStartedError:
+            started.append((job, False))
+    return started
+
+
+async def _ensure_pool(client: Client, fleet: str, pool: str, cap: int) -> None:
+    workflow_id = pool_workflow_id(fleet, pool)
+    try:
+        await client.start_workflow(PoolWorkflow.run, PoolState(cap=cap), id=workflow_id,
+                                    task_queue=TASK_QUEUE)
+    except WorkflowAlreadyStartedError:  # running: the fleet file may have a new cap
+        await client.get_workflow_handle(workflow_id).signal(PoolWorkflow.set_cap, cap)
+
+
+async def wait_for(client: Client, jobs: Iterable[ProjectJob]) -> list[Row]:
+    """Each project's end, as its workflow returns it; through a server restart."""
+    return list(await asyncio.gather(*(_outlasting(client.get_workflow_handle(job.workflow_id),
+                                                   job.fleet, job.name) for job in jobs)))
+
+
+async def _outlasting(handle: WorkflowHandle[object, object], fleet: str, project: str) -> Row:
+    """`_ended`, asked again while the server cannot be reached (restarting, network loss)."""
+    while True:
+        try:
+            return await _ended(handle, fleet, project, reraise=True)
+        except RPCError:
+            await asyncio.sleep(RECONNECT_S)
+
+
+async def fleet_status(client: Client, fleet: str | None = None) -> list[Row]:
+    """Every project's latest run on the server (of one fleet, or of all)."""
+    latest: dict[str, tuple[object, WorkflowExecutionStatus | None]] = {}
+    async for execution in client.list_workflows(f"WorkflowType = '{WORKFLOW_TYPE}'"):
+        previous = latest.get(execution.id)
+        if previous is None or execution.start_time > previous[0]:  # type: ignore[operator]
+            latest[execution.id] = (execution.start_time, execution.status)
+    rows = []
+    for workflow_id in sorted(latest):
+        fleet_name, _, project = workflow_id.removeprefix("aidd-fleet/").partition("/")
+        if fleet is None or fleet == fleet_name:
+            handle = client.get_workflow_handle(workflow_id)
+            rows.append(await _row(client, handle, fleet_name, project, latest[workflow_id][1]))
+    return rows
+
+
+async def _row(client: Client, handle: WorkflowHandle[object, object], fleet: str,
+               project: str, status: WorkflowExecutionStatus | None) -> Row:
+    if status == WorkflowExecutionStatus.RUNNING:
+        return await _running(client, handle, fleet, project)
+    return await _ended(handle, fleet, project)
+
+
+async def _running(client: Client, handle: WorkflowHandle[object, object], fleet: str,
+                   project: str) -> Row:
+    described = await handle.describe()
+    pending = list(described.raw_description.pending_activities)
+    if not pending:
+        return Row(fleet, project, State.QUEUED)
+    activity = pending[0]
+    progress = Progress()
+    if activity.heartbeat_details.payloads:
+        decoded = await client.data_converter.decode(activity.heartbeat_details.payloads,
+                                                     [Progress])
+        progress = decoded[0] if decoded and isinstance(decoded[0], Progress) else progress
+    waiting = activity.state == PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED
+    if waiting and activity.attempt > 1:
+        message = activity.last_failure.message if activity.HasField("last_failure") else ""
+        return Row(fleet, project, State.RETRYING, progress, message=message)
+    return Row(fleet, project, State.RUNNING if not waiting else State.QUEUED, progress)
+
+
+async def _ended(handle: WorkflowHandle[object, object], fleet: str, project: str,
+                 reraise: bool = False) -> Row:
+    try:
+        raw = await handle.result()
+    except WorkflowFailureError as err:
+        return Row(fleet, project, State.FAILED, message=str(err.cause or err))
+    except RPCError:
+        if reraise:
+            raise
+        return Row(fleet, project, State.FAILED, message="the server could not tell")
+    except Exception as err:  # terminated, cancelled, timed out
+        return Row(fleet, project, State.FAILED, message=err.__class__.__name__)
+    result = value_to_type(ProjectResult, raw) if not isinstance(raw, ProjectResult) else raw
+    return Row(fleet, project, result.state, result.progress, result.exit_code, result.message)
+
+
+async def stop_projects(client: Client, rows: Iterable[Row], now: bool) -> list[Row]:
+    """Signal `stop` to each running project of `rows`; the ones signalled."""
+    asked = []
+    for row in rows:
+        if row.state in (State.QUEUED, State.RUNNING, State.RETRYING):
+            handle = client.get_workflow_handle(row.workflow_id)
+            await handle.signal(ProjectWorkflow.stop, "now" if now else "graceful")
+            asked.append(row)
+    return asked
+

@@ -1,0 +1,107 @@
+"""The values that travel through Temporal: a project's job, its progress and its result.
+
+Plain frozen dataclasses of JSON types (the SDK's default converter), shared by the workflow
+(inside the sandbox), the activity and `aidd fleet status`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+TASK_QUEUE = "aidd-fleet"
+WORKFLOW_TYPE = "AiddProject"
+POOL_WORKFLOW_TYPE = "AiddPool"
+CONFIG_ERROR = "AiddConfigError"  # the non-retryable error type: exit 2, 3, 7 or 8
+CONFIG_EXITS = (2, 3, 7, 8)
+COMPLETE_EXITS = (0, 73)
+STOPPED_EXITS = (6, 124)
+BUDGET_EXIT = 9
+
+
+class State(StrEnum):
+    """A project as `aidd fleet status` shows it."""
+
+    QUEUED = "queued"  # waiting for a slot in its credential pool
+    RUNNING = "running"
+    RETRYING = "retrying"  # an attempt failed or its worker was lost; another comes
+    DONE = "done"  # aidd ended 0
+    COMPLETE = "complete"  # aidd ended 73: the project is complete
+    STOPPED = "stopped"  # 6 (stop) or 124 (signal)
+    BUDGET = "budget"  # 9: a budget ran out
+    FAILED = "failed"  # a configuration error (not retried), or retries used up
+
+
+@dataclass(frozen=True)
+class ProjectJob:
+    """One project of a fleet, as its workflow and activity need it."""
+
+    fleet: str
+    name: str
+    path: str  # the project directory on the worker (a local path or the checkout's place)
+    git: str  # a URL to clone into a per-worker checkout, or ""
+    branch: str
+    cli: str
+    args: list[str]
+    pool: str  # the credential pool, or "" for none
+    env: dict[str, str] = field(default_factory=dict)
+    heartbeat_s: float = 30.0
+    max_attempts: int = 3
+
+    @property
+    def workflow_id(self) -> str:
+        return project_workflow_id(self.fleet, self.name)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What the run's events.jsonl said so far (heartbeat details, carried across retries)."""
+
+    offset: int = 0  # bytes of events.jsonl read
+    last_event: str = ""
+    iteration: int = 0  # the last iteration_start's number
+    result: int | None = None  # the last iteration_end's result
+    cost_usd: float = 0.0  # summed over the iterations seen by the fleet
+    features_passing: int | None = None
+    features_total: int | None = None
+    host: str = ""
+    pid: int = 0  # aidd's pid on `host`
+    attempt: int = 0  # the activity's attempt (retries)
+
+
+@dataclass(frozen=True)
+class ProjectResult:
+    """How a project's workflow ended."""
+
+    state: State
+    exit_code: int | None
+    progress: Progress
+    message: str = ""
+
+
+@dataclass
+class PoolState:
+    """A credential pool's semaphore: its cap, who holds a slot, who waits (in order)."""
+
+    cap: int = 1
+    holders: list[str] = field(default_factory=list)
+    queue: list[str] = field(default_factory=list)
+
+
+def project_workflow_id(fleet: str, name: str) -> str:
+    """The fleet-wide lock of a project: one running workflow per id."""
+    return f"aidd-fleet/{fleet}/{name}"
+
+
+def pool_workflow_id(fleet: str, pool: str) -> str:
+    return f"aidd-fleet/{fleet}/pool/{pool}"
+
+
+def state_for_exit(code: int) -> State:
+    if code in COMPLETE_EXITS:
+        return State.COMPLETE if code == 73 else State.DONE
+    if code in STOPPED_EXITS:
+        return State.STOPPED
+    if code == BUDGET_EXIT:
+        return State.BUDGET
+    return State.FAILED

@@ -1,0 +1,153 @@
+"""A fleet in a test's tmp dir: projects with their own fake-agent script and records, the
+fleet file, `aidd fleet ...` run in the foreground or the background, and its local Temporal
+server (its state under the test's XDG_DATA_HOME) stopped at the end."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+import yaml
+
+from aidd.agents.hints import NESTED_VARS
+from tests.conftest import FAKES, FakeAgent
+from tests.featurefiles import feature
+from tests.integration.runs import REPO, Result, onboarded
+
+LIMITS = ["--idle-nudge-timeout", "20", "--idle-timeout", "40", "--timeout", "60", "--no-clean"]
+
+
+def working(seconds: float) -> list[dict[str, Any]]:
+    """An attempt that marks its start and end in its records, working `seconds` between."""
+    return [{"mark": "start"}, {"tool": {"name": "read", "input": {"path": "README.md"}}},
+            {"sleep": seconds}, {"say": "done"}, {"mark": "end"},
+            {"finish": {"cost": 0.25}}]
+
+
+@dataclass
+class Lab:
+    root: Path
+    env: dict[str, str]
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    fakes: dict[str, FakeAgent] = field(default_factory=dict)
+
+    @property
+    def data_dir(self) -> Path:
+        return Path(self.env["XDG_DATA_HOME"]) / "aidd" / "fleet"
+
+    def project(self, name: str, *invocations: Any, args: list[str] | None = None,
+                **extra: Any) -> dict[str, Any]:
+        """A project that is onboarded with one failing feature, and its fleet entry."""
+        proj = self.root / "projects" / name
+        proj.mkdir(parents=True)
+        (proj / "README.md").write_text("existing code\n")
+        onboarded(proj)
+        feature(proj)
+        fake = FakeAgent(FAKES / "bin", self.root / "records" / name,
+                         self.root / "scripts" / f"{name}.json")
+        fake.record_dir.mkdir(parents=True)
+        fake.script_path.parent.mkdir(exist_ok=True)
+        fake.script(*invocations)
+        self.fakes[name] = fake
+        return {"path": str(proj), "cli": "opencode",
+                "args": [*LIMITS, *(args if args is not None else ["--max-iterations", "1"])],
+                "env": {"FAKE_AGENT_SCRIPT": str(fake.script_path),
+                        "FAKE_AGENT_RECORD": str(fake.record_dir)}, **extra}
+
+    def fleet_file(self, projects: dict[str, Any], **top: Any) -> Path:
+        path = self.root / "fleet.yaml"
+        path.write_text(yaml.safe_dump({"name": "lab", "heartbeat_timeout": 3,
+                                        **top, "projects": projects}))
+        return path
+
+    def run(self, *args: str, timeout: float = 60) -> Result:
+        done = subprocess.run([sys.executable, "-m", "aidd", "fleet", *args], env=self.env,
+                              cwd=self.root, capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL)
+        return Result(done.returncode, done.stdout, done.stderr)
+
+    def start(self, *args: str, name: str = "up") -> subprocess.Popen[bytes]:
+        """`aidd fleet ARGS` in the background, its output in `<root>/<name>.out`."""
+        with (self.root / f"{name}.out").open("ab") as sink:
+            proc = subprocess.Popen([sys.executable, "-m", "aidd", "fleet", *args],
+                                    env=self.env, cwd=self.root, stdin=subprocess.DEVNULL,
+                                    stdout=sink, stderr=subprocess.STDOUT)
+        self.procs.append(proc)
+        return proc
+
+    def output(self, name: str = "up") -> str:
+        return (self.root / f"{name}.out").read_text(errors="replace")
+
+    def status(self) -> dict[str, dict[str, Any]]:
+        res = self.run("status", "--json")
+        assert res.code == 0, res.err
+        return {row["project"]: row for row in json.loads(res.out)}
+
+    def mark(self, project: str, name: str) -> float | None:
+        path = self.fakes[project].record_dir / name
+        return float(json.loads(path.read_text())["monotonic"]) if path.exists() else None
+
+    def agent_pids(self) -> list[int]:
+        return [r["pid"] for fake in self.fakes.values() for r in fake.records()]
+
+    def server_pid(self) -> int | None:
+        state = self.data_dir / "server.json"
+        return int(json.loads(state.read_text())["pid"]) if state.exists() else None
+
+    def close(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+        for pid in self.leftovers():
+            _kill(pid)
+        pid = self.server_pid()
+        if pid is not None:
+            _kill(pid)
+
+    def leftovers(self) -> list[int]:
+        """Processes of this lab still alive: an aidd or a fake agent of its projects."""
+        found = []
+        for proc in psutil.process_iter(["pid", "cmdline", "environ"]):
+            try:
+                env = proc.info["environ"] or {}
+            except psutil.Error:
+                continue
+            if env.get("XDG_DATA_HOME") == self.env["XDG_DATA_HOME"] and \
+                    proc.info["pid"] != self.server_pid() and proc.status() != "zombie":
+                found.append(int(proc.info["pid"]))
+        return found
+
+
+def _kill(pid: int) -> None:
+    with suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
+@contextmanager
+def lab_in(tmp_path: Path) -> Iterator[Lab]:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIDD_", "FAKE_AGENT"))}
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
+               XDG_DATA_HOME=str(home / ".local" / "share"), AIDD_HOME=str(tmp_path / "aidd-home"),
+               PYTHONPATH=str(REPO) + os.pathsep + env.get("PYTHONPATH", ""),
+               PATH=f"{FAKES / 'bin'}{os.pathsep}{os.environ['PATH']}",
+               FAKE_AGENT_PYTHON=sys.executable, IS_SANDBOX="1",
+               GIT_CEILING_DIRECTORIES=str(tmp_path))
+    for name in NESTED_VARS:  # as if started from a plain terminal, not inside an agent
+        env.pop(name, None)
+    lab = Lab(tmp_path, env)
+    try:
+        yield lab
+    finally:
+        lab.close()

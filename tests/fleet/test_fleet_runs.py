@@ -1,0 +1,165 @@
+"""The fleet end to end, offline, on Temporal's local server, with fake agents: the pool cap
+measured from the agents' own start and end marks, stop, a configuration error not retried, and
+status showing each project's true iteration and result."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.fleet.lab import Lab, lab_in, working
+from tests.integration.runs import events
+from tests.waiting import wait_for
+
+pytest.importorskip("temporalio", reason="the fleet extra is not installed")
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(150)]
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[Lab]:
+    with lab_in(tmp_path) as made:
+        yield made
+
+
+def _max_overlap(spans: list[tuple[float, float]]) -> int:
+    edges = sorted(itertools.chain(((s, 1) for s, _ in spans), ((e, -1) for _, e in spans)))
+    running = peak = 0
+    for _, step in edges:  # an end sorts before a start at the same instant
+        running += step
+        peak = max(peak, running)
+    return peak
+
+
+def test_a_pool_cap_of_2_holds_5_projects_to_2_agents_at_once(lab: Lab) -> None:
+    projects = {f"p{i}": lab.project(f"p{i}", working(1.5), key="key-a") for i in range(5)}
+    up = lab.start("up", str(lab.fleet_file(projects, pools={"key-a": 2})), "--slots", "5")
+    assert up.wait(120) == 0, lab.output()
+    spans = []
+    for name in projects:
+        start, end = lab.mark(name, "start"), lab.mark(name, "end")
+        assert start is not None, name
+        assert end is not None, name
+        spans.append((start, end))
+    assert _max_overlap(spans) == 2  # never more; and the cap was used
+    status = lab.status()
+    assert {row["state"] for row in status.values()} == {"done"}
+    assert all(row["exit_code"] == 0 and row["iteration"] == 1 for row in status.values())
+
+
+def test_stop_ends_every_run_with_6_and_leaves_no_process(lab: Lab) -> None:
+    projects = {f"s{i}": lab.project(f"s{i}", working(2), args=["--max-iterations", "50"])
+                for i in range(3)}
+    up = lab.start("up", str(lab.fleet_file(projects)))
+    wait_for(lambda: all(lab.mark(n, "start") for n in projects), 60, "every agent started")
+    res = lab.run("stop")
+    assert res.code == 0, res.err
+    assert sorted(res.out.splitlines()) == [
+        f"{n}: stop requested, after its current attempt" for n in sorted(projects)]
+    assert up.wait(60) == 6, lab.output()
+    status = lab.status()
+    assert {(row["state"], row["exit_code"]) for row in status.values()} == {("stopped", 6)}
+    wait_for(lambda: not lab.leftovers(), 10, "no aidd or agent left")
+
+
+def test_stop_now_sigterms_and_ends_with_124(lab: Lab) -> None:
+    projects = {"n0": lab.project("n0", working(60))}
+    up = lab.start("up", str(lab.fleet_file(projects)))
+    wait_for(lambda: lab.mark("n0", "start"), 60, "the agent started")
+    assert lab.run("stop", "--now", "n0").code == 0
+    assert up.wait(60) == 6, lab.output()
+    row = lab.status()["n0"]
+    assert (row["state"], row["exit_code"]) == ("stopped", 124)
+    wait_for(lambda: not lab.leftovers(), 10, "no aidd or agent left")
+
+
+def test_a_bad_config_fails_once_and_is_not_retried(lab: Lab) -> None:
+    projects = {"bad": lab.project("bad", working(0), args=["--max-iterations", "many"]),
+                "good": lab.project("good", working(0))}
+    up = lab.start("up", str(lab.fleet_file(projects, max_attempts=3)))
+    assert up.wait(90) == 1, lab.output()
+    status = lab.status()
+    bad = status["bad"]
+    assert (bad["state"], bad["exit_code"]) == ("failed", 2)
+    assert "a configuration error, not retried" in bad["message"]
+    assert bad["attempt"] == 1
+    assert lab.fakes["bad"].records() == []  # no agent ever ran
+    assert status["good"]["state"] == "done"
+    log = (lab.data_dir / "logs" / "lab" / "bad.log").read_text()
+    assert log.count("--max-iterations") == 1  # aidd ran once: one error line
+
+
+def test_status_shows_each_projects_true_iteration_and_result(lab: Lab) -> None:
+    failing = [{"say": "broken"}, {"exit": 3}]
+    third = [{"mark": "third"}, {"sleep": 60}]
+    projects = {"t0": lab.project("t0", working(0), failing, third,
+                                  args=["--max-iterations", "3"]),
+                "t1": lab.project("t1", working(0), args=["--max-iterations", "1"])}
+    up = lab.start("up", str(lab.fleet_file(projects)))
+    wait_for(lambda: lab.mark("t0", "third"), 60, "the third attempt")
+
+    def shown() -> bool:
+        row = lab.status()["t0"]
+        return row["state"] == "running" and (row["iteration"], row["last_result"]) == (3, 3)
+
+    wait_for(shown, 30, "status: t0 running its iteration 3 after a result 3")
+    done = lab.status()["t1"]
+    assert (done["state"], done["iteration"], done["last_result"]) == ("done", 1, 0)
+    assert done["cost_usd"] == 0.25
+    text = lab.run("status").out
+    assert any(line.startswith("t0  running   iteration   3  last result   3")
+               for line in text.splitlines()), text
+    lab.run("stop", "--now")
+    assert up.wait(60) == 6
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def test_a_worker_killed_mid_run_leaves_no_agent_and_the_retry_completes(lab: Lab) -> None:
+    projects = {"k0": lab.project("k0", [*working(60)], working(0))}
+    fleet = str(lab.fleet_file(projects))
+    up = lab.start("up", fleet)
+    wait_for(lambda: lab.mark("k0", "start"), 60, "the agent started")
+    agent = lab.fakes["k0"].records()[0]["pid"]
+    up.kill()  # kill -9 of the worker: its aidd gets SIGTERM (parent-death signal)
+    up.wait()
+    wait_for(lambda: not _alive(agent), 20, "the orphaned agent's end")
+    again = lab.start("up", fleet, name="up2")
+    assert again.wait(90) == 0, lab.output("up2")
+    assert "k0: resumed (already running)" in lab.output("up2")
+    row = lab.status()["k0"]
+    assert (row["state"], row["exit_code"], row["attempt"]) == ("done", 0, 2)
+    starts = events(lab.root / "projects" / "k0", "run_start")
+    ends = events(lab.root / "projects" / "k0", "run_end")
+    assert len({e["pid"] for e in starts}) == 2  # the retry's aidd took the lock
+    assert [e["exit_code"] for e in ends] == [124, 0]
+    wait_for(lambda: not lab.leftovers(), 10, "no aidd or agent left")
+
+
+def test_the_fleet_resumes_after_its_server_is_killed_and_restarted(lab: Lab) -> None:
+    projects = {"r0": lab.project("r0", working(8))}
+    # A heartbeat timeout longer than the restart: the run goes on, no retry.
+    up = lab.start("up", str(lab.fleet_file(projects, heartbeat_timeout=15)))
+    wait_for(lambda: lab.mark("r0", "start"), 60, "the agent started")
+    server = lab.server_pid()
+    assert server is not None
+    os.kill(server, signal.SIGKILL)
+    wait_for(lambda: not _alive(server), 10, "the server's end")
+    res = lab.run("status")  # finds no server: starts it again on the same database and port
+    assert res.code == 0, res.err
+    assert lab.server_pid() != server
+    assert lab.status()["r0"]["state"] == "running"
+    assert up.wait(90) == 0, lab.output()
+    row = lab.status()["r0"]
+    assert (row["state"], row["exit_code"]) == ("done", 0)
+    assert len(events(lab.root / "projects" / "r0", "run_start")) == 1  # resumed, not rerun
