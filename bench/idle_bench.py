@@ -55,7 +55,8 @@ class Run:
             "PATH": f"{FAKE_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
             "FAKE_AGENT_PYTHON": sys.executable, "FAKE_AGENT_SCRIPT": str(script),
             "FAKE_AGENT_RECORD": str(self.records), "HOME": str(base / "home"),
-            "XDG_CONFIG_HOME": str(base / "home" / ".config")})
+            "XDG_CONFIG_HOME": str(base / "home" / ".config"),
+            "IS_SANDBOX": "1"})  # the fake claude as root: aidd refuses claude without it
         argv = [sys.executable, "-m", "aidd", "--project-dir", str(self.project), "--cli", cli,
                 "--max-iterations", "1", "--no-clean", *args]
         self.err = base / "aidd.err"
