@@ -13,6 +13,8 @@ from aidd.config import Settings
 from aidd.errors import ExitCode
 from aidd.project.completion import (
     CompletionOutcome,
+    CompletionState,
+    FeatureVerdict,
     completion_step,
     evaluate,
     in_progress_done,
@@ -84,7 +86,7 @@ def _completion(plan: RunPlan, journal: Journal, counters: Counters, now: dateti
         journal.say("all features pass and no TODO blocks: completion pending, running a review")
         return Precheck(completion_review=True)
     if not verdict.confirmed:
-        return None
+        return _awaiting_review(journal, verdict.state)
     if verdict.outcome is CompletionOutcome.ALREADY_COMPLETED:
         journal.say("project already completed")
     journal.say("project completion confirmed")
@@ -92,6 +94,17 @@ def _completion(plan: RunPlan, journal: Journal, counters: Counters, now: dateti
     if plan.post_audits:
         return None  # the main phase ends next; the post-completion audits follow (AUD-30)
     return Precheck(COMPLETED)
+
+
+def _awaiting_review(journal: Journal, state: CompletionState) -> Precheck | None:
+    """Every unfinished feature waits for a person (AutoMaker's `waiting_approval`, issue 18)
+    and no TODO line is open: another attempt could only find nothing to do, all night."""
+    waiting = [f for f in state.failing if f.verdict is FeatureVerdict.REVIEW]
+    if not waiting or len(waiting) < len(state.failing) or state.blocking_todos:
+        return None
+    journal.say(f"every unfinished feature ({len(waiting)}) waits for a human review "
+                "(waiting_approval): nothing left for the agent; ending the phase")
+    return Precheck(PhaseEnd.AWAITING_REVIEW)
 
 
 def _review_again(plan: RunPlan, counters: Counters) -> bool:

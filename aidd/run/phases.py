@@ -37,6 +37,7 @@ class PhaseEnd(Enum):
     MODE_DONE = "mode_done"
     COMPLETION_CONFIRMED = "completion_confirmed"
     FINDINGS_FIXED = "findings_fixed"
+    AWAITING_REVIEW = "awaiting_review"  # all that is left waits for a person (issue 18)
 
 
 @dataclass(frozen=True)

@@ -50,16 +50,22 @@ def test_an_automaker_project_runs_to_completion(loop: Loop) -> None:
     copy_fixture(loop.paths.features)
     originals = loader_reads(loop.paths.features)
     review = ["feature-1767687480000-p0o9i8u7y", "feature-1767687540000-m1n2b3v4c"]
-    run = loop.run(
+    night = loop.run(
         success(_finish("user-authentication")),
         success(_finish(*[d for d in _NOT_DONE if d != "user-authentication"])),
-        success(_board(*review)),  # nothing left for aidd; the humans approve on the board
-        success(),  # the completion review
         max_iterations=8,
     )
-    assert run.code == 73, run.console
+    # Nothing left for aidd: the rest waits for the humans, so the night ends without paying
+    # for attempts that could only find nothing to do.
+    assert night.code == 0, night.console
     # item 13: the AutoMaker set counts as onboarded: no onboarding, no second feature set
-    assert run.session.kinds == ["coding", "coding", "coding", "todo"]
+    assert night.session.kinds == ["coding", "coding"]
+    assert [e["reason"] for e in night.named("phase_end")] == ["awaiting_review"]
+    assert "every unfinished feature (1) waits for a human review" in night.console
+    _board(*review)(loop.paths.root)  # in the morning they approve on AutoMaker's board
+    run = loop.run(success(), max_iterations=8)  # the next run: the completion review
+    assert run.code == 73, run.console
+    assert run.session.kinds == ["todo"]
     assert [e["state"] for e in run.named("completion")] == ["pending", "confirmed"]
     after = loader_reads(loop.paths.features)
     assert set(after) == set(originals)
@@ -76,7 +82,8 @@ def test_work_waiting_for_review_is_not_complete(loop: Loop) -> None:
     run = loop.run(success(_finish(*_NOT_DONE, "feature-1767687480000-p0o9i8u7y")),
                    success(), max_iterations=3)
     assert run.code == 0
-    assert run.session.kinds == ["coding"] * 3
+    assert run.session.kinds == ["coding"]  # then only the review is left: the phase ends
+    assert [e["reason"] for e in run.named("phase_end")] == ["awaiting_review"]
     assert not run.named("completion") or all(
         e["state"] != "pending" for e in run.named("completion"))
     assert not loop.paths.completion_pending.exists()
