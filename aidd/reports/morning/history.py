@@ -233,6 +233,8 @@ def _feature_of(path: str) -> str | None:
     if not path.startswith(_FEATURES) or not path.endswith("/feature.json"):
         return None
     name = path[len(_FEATURES):-len("/feature.json")]
+    if "/" in name:  # nested deeper: neither tool reads it as a feature (issue 18 item 8)
+        return None
     return clean(name, 120) or None
 
 

@@ -96,3 +96,15 @@ def test_a_run_without_run_end_is_running_or_was_killed(tmp_path: Path, running:
     kinds = [a.kind for a in report.attention]
     assert ("run_died" in kinds) is not running
 
+
+
+def test_a_feature_file_nested_deeper_is_no_feature(tmp_path: Path) -> None:
+    """Only features/<dir>/feature.json is a feature, for aidd as for AutoMaker (issue 18)."""
+    night = Night(tmp_path)
+    night.start_run()
+    night.attempt(features={"a": False, "group/nested": False})
+    night.attempt(features={"a": True, "group/nested": True})
+    night.end_run()
+    report = build_report(night.paths, None, night.clock.now(), os.environ)
+    assert report.features.source == "checkpoints"
+    assert [p.feature for p in report.features.passed] == ["a"]
