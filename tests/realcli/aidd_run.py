@@ -73,12 +73,22 @@ def run_aidd(
     argv = [sys.executable, "-m", "aidd", "--project-dir", str(box.project),
             "--cli", AIDD_CLI[cli], "--spec", str(spec), *args]
     started = time.monotonic()
-    proc = subprocess.run(
-        argv, env=aidd_env(cli, mock, box, extra_env or {}, path_first), cwd=box.root,
-        stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace",
-        timeout=cap_s, check=False)
-    return AiddRun(proc.returncode, proc.stdout, proc.stderr, box.project,
-                   round(time.monotonic() - started, 1))
+    with subprocess.Popen(
+            argv, env=aidd_env(cli, mock, box, extra_env or {}, path_first), cwd=box.root,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            errors="replace") as proc:
+        try:
+            out, err = proc.communicate(timeout=cap_s)
+        except subprocess.TimeoutExpired:
+            # SIGTERM first: aidd kills its agent's tree on the way out. A bare SIGKILL (what
+            # subprocess.run does) left node CLIs running for the rest of the suite.
+            proc.terminate()
+            try:
+                proc.communicate(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            raise
+    return AiddRun(proc.returncode, out, err, box.project, round(time.monotonic() - started, 1))
 
 
 def leftovers(box: clis.Sandbox, pids: list[int]) -> list[str]:
