@@ -1,0 +1,59 @@
+"""When the agent last changed a project file (issue 17): seen in a large tree too; aidd's own
+files, `.git` and reads are not the agent's work."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from aidd.project.activity import FileActivity
+
+
+def _watching(root: Path) -> FileActivity:
+    files = FileActivity(root, time.monotonic)
+    files.start()
+    deadline = time.monotonic() + 30
+    while files._observer is None and files.problem is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert files.problem is None
+    return files
+
+
+def _seen_within(files: FileActivity, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while files.last_change() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return files.last_change() is not None
+
+
+def test_a_change_deep_in_a_large_tree_is_seen(tmp_path: Path) -> None:
+    """17,000 directories: more than the kernel's event queue holds (watchdog's default mask
+    overflowed it while adding its watches, and then saw nothing at all)."""
+    for i in range(170):
+        for j in range(100):
+            os.makedirs(tmp_path / f"d{i}" / f"e{j}")
+    files = _watching(tmp_path)
+    try:
+        (tmp_path / "d77" / "e7" / "result.txt").write_text("x")
+        assert _seen_within(files, 5)
+    finally:
+        files.close()
+
+
+def test_aidd_s_own_writes_and_reads_are_not_activity(tmp_path: Path) -> None:
+    (tmp_path / ".automaker" / "iterations").mkdir(parents=True)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "src.py").write_text("x = 1\n")
+    files = _watching(tmp_path)
+    try:
+        (tmp_path / ".automaker" / "iterations" / "001.log").write_text("log")
+        (tmp_path / ".automaker" / "events.jsonl").write_text("{}\n")
+        (tmp_path / ".automaker" / ".aidd-tmp-x1").write_text("tmp")
+        (tmp_path / ".git" / "index").write_text("idx")
+        (tmp_path / "src.py").read_text()
+        assert not _seen_within(files, 1.5)
+        (tmp_path / ".automaker" / "todo.md").write_text("- [ ] more\n")  # the agent's
+        assert _seen_within(files, 5)
+    finally:
+        files.close()
