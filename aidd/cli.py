@@ -31,7 +31,7 @@ _ACTIONS = (
     ("report", "print the morning report: runs, attempts, features passed, changes, cost, "
                "pauses, gate, what to look at first (--since, --json, --html), then exit"),
     ("doctor", "check the set-up, one line per check (the CLI, its login, nesting, root, disk, "
-               "git, project, lock, config, copy lists, gate, endpoints), then exit"),
+               "git, project, lock, config, copy lists, gate, liveness, endpoints), then exit"),
     ("offline", "with --doctor: skip the checks that need the network (the login prompt, the "
                 "notification and heartbeat endpoints)"),
 )
