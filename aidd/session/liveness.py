@@ -39,7 +39,7 @@ class Probe:
     lingering: Callable[[], bool]  # its final event is printed
 
 
-class Liveness:
+class Vitals:
     """One attempt's liveness. `output(now)` on every byte the idle machine hears; `tick(now)`
     whenever the runner wakes: while silent it samples every `SAMPLE_S` (`due()` says when) and
     returns the state, and calls `report` with a state once it has held `REPORT_AFTER_S`."""

@@ -17,7 +17,7 @@ from aidd.errors import AgentCliError
 from aidd.session import orphans, proctree
 from aidd.session.cliproc import find_conversation, holds_task
 from aidd.session.idle import IdleAction, IdleMonitor, IdlePolicy, seconds_text
-from aidd.session.liveness import Liveness, Probe, State
+from aidd.session.liveness import Probe, State, Vitals
 from aidd.session.nudge import Nudger
 from aidd.session.outcome import EndCause, Outcome, Reason, SessionOutcome, classify
 from aidd.session.pty import AgentProcess
@@ -129,14 +129,14 @@ class _Attempt:
             return EndCause.IDLE
         return None
 
-    def _liveness(self) -> Liveness:
+    def _liveness(self) -> Vitals:
         signals, files = self.parser.signals, self.req.file_activity
         probe = Probe(cpu_s=lambda: self.scope.cpu_s(self.proc.pid),
                       files_at=files or (lambda: None),
                       tool_open=lambda: bool(signals.open_tools),
                       conversation=lambda: signals.json_seen,
                       lingering=lambda: self.linger_at is not None)
-        return Liveness(probe, self.started, self.req.busy_timeout_s, self._report)
+        return Vitals(probe, self.started, self.req.busy_timeout_s, self._report)
 
     def _report(self, state: State, since_s: float) -> None:
         self.req.events.emit("liveness", number=self.req.number, state=state.value,

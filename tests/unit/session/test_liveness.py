@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from aidd.session.liveness import REPORT_AFTER_S, Liveness, Probe, State
+from aidd.session.liveness import REPORT_AFTER_S, Probe, State, Vitals
 
 
 @dataclass
@@ -16,14 +16,14 @@ class Readings:
     lingering: bool = False
     reports: list[tuple[State, float]] = field(default_factory=list)
 
-    def liveness(self, busy_timeout_s: float = 0) -> Liveness:
+    def liveness(self, busy_timeout_s: float = 0) -> Vitals:
         probe = Probe(lambda: self.cpu, lambda: self.files, lambda: self.tool,
                       lambda: self.talking, lambda: self.lingering)
-        return Liveness(probe, 100.0, busy_timeout_s,
+        return Vitals(probe, 100.0, busy_timeout_s,
                         lambda state, since: self.reports.append((state, since)))
 
 
-def run_to(live: Liveness, readings: Readings, until: float, cpu_per_s: float = 0.0,
+def run_to(live: Vitals, readings: Readings, until: float, cpu_per_s: float = 0.0,
            start: float = 100.0) -> State:
     """Tick every 0.5 s from `start` to `until`, the tree using `cpu_per_s`."""
     state = live.state
