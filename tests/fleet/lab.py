@@ -4,12 +4,13 @@ server (its state under the test's XDG_DATA_HOME) stopped at the end."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -168,6 +169,16 @@ class Lab:
         path = self.fakes[project].record_dir / name
         return float(json.loads(path.read_text())["monotonic"]) if path.exists() else None
 
+    def spans(self, projects: Iterable[str]) -> list[tuple[float, float]]:
+        """Each project's agent from its start mark to its end mark (`working`)."""
+        spans = []
+        for name in projects:
+            start, end = self.mark(name, "start"), self.mark(name, "end")
+            assert start is not None, name
+            assert end is not None, name
+            spans.append((start, end))
+        return spans
+
     def agent_pids(self) -> list[int]:
         return [r["pid"] for fake in self.fakes.values() for r in fake.records()]
 
@@ -198,6 +209,16 @@ class Lab:
                     proc.info["pid"] != self.server_pid() and proc.status() != "zombie":
                 found.append(int(proc.info["pid"]))
         return found
+
+
+def max_overlap(spans: list[tuple[float, float]]) -> int:
+    """The most spans open at one instant."""
+    edges = sorted(itertools.chain(((s, 1) for s, _ in spans), ((e, -1) for _, e in spans)))
+    running = peak = 0
+    for _, step in edges:  # an end sorts before a start at the same instant
+        running += step
+        peak = max(peak, running)
+    return peak
 
 
 def _kill(pid: int) -> None:

@@ -4,7 +4,6 @@ status showing each project's true iteration and result."""
 
 from __future__ import annotations
 
-import itertools
 import os
 import signal
 from collections.abc import Iterator
@@ -13,7 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.fleet.lab import Lab, lab_in, working
+from tests.fleet.lab import Lab, lab_in, max_overlap, working
 from tests.integration.runs import events
 from tests.waiting import wait_for
 
@@ -27,26 +26,11 @@ def lab(tmp_path: Path) -> Iterator[Lab]:
         yield made
 
 
-def _max_overlap(spans: list[tuple[float, float]]) -> int:
-    edges = sorted(itertools.chain(((s, 1) for s, _ in spans), ((e, -1) for _, e in spans)))
-    running = peak = 0
-    for _, step in edges:  # an end sorts before a start at the same instant
-        running += step
-        peak = max(peak, running)
-    return peak
-
-
 def test_a_pool_cap_of_2_holds_5_projects_to_2_agents_at_once(lab: Lab) -> None:
     projects = {f"p{i}": lab.project(f"p{i}", working(1.5), key="key-a") for i in range(5)}
     up = lab.start("up", str(lab.fleet_file(projects, pools={"key-a": 2})), "--slots", "5")
     assert up.wait(120) == 0, lab.output()
-    spans = []
-    for name in projects:
-        start, end = lab.mark(name, "start"), lab.mark(name, "end")
-        assert start is not None, name
-        assert end is not None, name
-        spans.append((start, end))
-    assert _max_overlap(spans) == 2  # never more; and the cap was used
+    assert max_overlap(lab.spans(projects)) == 2  # never more; and the cap was used
     status = lab.status()
     assert {row["state"] for row in status.values()} == {"done"}
     assert all(row["exit_code"] == 0 and row["iteration"] == 1 for row in status.values())
