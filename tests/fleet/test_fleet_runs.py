@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
 import pytest
 
+from aidd.fleet import server
 from tests.fleet.lab import Lab, lab_in, max_overlap, working
 from tests.integration.runs import events
 from tests.waiting import wait_for
@@ -147,3 +150,22 @@ def test_the_fleet_resumes_after_its_server_is_killed_and_restarted(lab: Lab) ->
     row = lab.status()["r0"]
     assert (row["state"], row["exit_code"]) == ("done", 0)
     assert len(events(lab.root / "projects" / "r0", "run_start")) == 1  # resumed, not rerun
+
+
+def test_a_pool_slot_held_by_a_terminated_project_is_given_back(lab: Lab) -> None:
+    projects = {f"h{i}": lab.project(f"h{i}", working(40), key="key-h") for i in range(2)}
+    up = lab.start("up", str(lab.fleet_file(projects, pools={"key-h": 1})))
+    wait_for(lambda: any(lab.mark(n, "start") for n in projects), 60, "one agent started")
+    holder = next(n for n in projects if lab.mark(n, "start"))
+    waiter = next(n for n in projects if n != holder)
+    done = subprocess.run(  # from outside: no finally of the workflow runs, no release
+        [str(server.find_binary(None)), "workflow", "terminate", "--address",
+         lab.server_address(), "--workflow-id", f"aidd-fleet/lab/{holder}", "--reason", "test"],
+        capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    terminated = time.monotonic()
+    wait_for(lambda: lab.mark(waiter, "start"), 40, "the waiter's agent started")
+    assert (lab.mark(waiter, "start") or 0) - terminated < 30  # HOLDER_CHECK is 10 s
+    assert lab.run("stop", "--now").code == 0
+    assert up.wait(90) == 1, lab.output()  # the terminated one counts as failed
+    wait_for(lambda: not lab.leftovers(), 30, "no aidd or agent left")
