@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -116,7 +116,7 @@ async def _watch(proc: asyncio.subprocess.Process, root: Path, progress: Progres
     """Heartbeat the progress until aidd ends, publishing a git project's work after each
     iteration; a worker shutting down stops aidd, publishes, and fails the attempt."""
     while True:
-        progress = await pushing.after_iteration(advance(progress, root))
+        progress = await _beating(pushing.after_iteration, advance(progress, root), tick)
         activity.heartbeat(progress)
         if activity.is_worker_shutdown():
             child.terminate(proc)
@@ -141,12 +141,23 @@ async def _stop(proc: asyncio.subprocess.Process, root: Path, progress: Progress
         if now and not termed:
             child.terminate(proc)
             termed = True
-        progress = await pushing.after_iteration(advance(progress, root))
+        progress = await _beating(pushing.after_iteration, advance(progress, root), tick)
         activity.heartbeat(progress)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(proc.wait(), tick)
         now = now or (proc.returncode is None and await _stop_now())
     return advance(progress, root)
+
+
+async def _beating(step: Callable[[Progress], Awaitable[Progress]], progress: Progress,
+                   tick: float) -> Progress:
+    """`step(progress)` (a commit and a push: slow on a slow network), heartbeating meanwhile
+    so the server does not count the worker as lost."""
+    task = asyncio.ensure_future(step(progress))
+    while not task.done():
+        activity.heartbeat(progress)
+        await asyncio.wait({task}, timeout=tick)
+    return task.result()
 
 
 async def _stop_now() -> bool:

@@ -4,6 +4,7 @@ repository runs (the agent may have written them), and a fixed identity for aidd
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,7 @@ SAFE = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
 # Who the fleet's commits say made them: no git identity needs to be configured on a worker.
 IDENTITY = {"GIT_AUTHOR_NAME": "aidd fleet", "GIT_AUTHOR_EMAIL": "aidd-fleet@localhost",
             "GIT_COMMITTER_NAME": "aidd fleet", "GIT_COMMITTER_EMAIL": "aidd-fleet@localhost"}
+TIMEOUT_S = 600.0  # a clone of a big project may take minutes; a hung push must not stay
 _QUIET = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true"}  # never wait for a password
 
 
@@ -35,7 +37,13 @@ async def git(cwd: Path, *args: str, check: bool = True) -> Done:
         "git", *SAFE, *args, cwd=cwd, env={**os.environ, **IDENTITY, **_QUIET},
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE)
-    out, err = await proc.communicate()
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), TIMEOUT_S)
+    except TimeoutError:  # a network that swallows packets: give up, the next push retries
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        await proc.wait()
+        out, err = b"", f"timed out after {TIMEOUT_S:g} s".encode()
     done = Done(int(proc.returncode or 0), out.decode("utf-8", "replace").strip(),
                 err.decode("utf-8", "replace").strip())
     if check and not done.ok:
