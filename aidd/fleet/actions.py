@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-import subprocess
-import sys
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +16,7 @@ from temporalio.client import Client
 from aidd.console import print_out
 from aidd.errors import ExitCode, UsageError
 from aidd.fleet import control, server, show
+from aidd.fleet import report as fleet_report
 from aidd.fleet.records import State
 from aidd.fleet.spec import Fleet
 from aidd.fleet.worker import make_worker
@@ -102,17 +101,13 @@ def down(where: Where) -> int:
     return int(ExitCode.SUCCESS)
 
 
-def report(fleet: Fleet, as_json: bool) -> int:
-    """aidd's morning report of each local project, one after another."""
-    for job in fleet.projects:
-        if not job.path:
-            print_out(f"== {job.name}: a git project; run aidd --report in its checkout\n")
-            continue
-        argv = [sys.executable, "-m", "aidd", "--project-dir", job.path, "--report"]
-        done = subprocess.run([*argv, *(["--json"] if as_json else [])], capture_output=True,
-                              text=True, check=False, stdin=subprocess.DEVNULL)
-        print_out(f"== {job.name} ({job.path})\n{done.stdout}{done.stderr}")
-    return int(ExitCode.SUCCESS)
+def report(where: Where, fleet: Fleet, as_json: bool, since: str | None) -> int:
+    """One report across the fleet's projects on this machine; 1 when one could not be made."""
+    items = fleet_report.gather(fleet.projects, where.data_dir, since)
+    view = fleet_report.as_json if as_json else fleet_report.as_text
+    print_out(view(fleet.name, items))
+    failed = any(item.report is None for item in items)
+    return int(ExitCode.GENERAL_ERROR if failed else ExitCode.SUCCESS)
 
 
 async def _until_signal(waiting: Awaitable[_T]) -> _T | None:

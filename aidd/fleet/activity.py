@@ -5,7 +5,9 @@ is a stop: the workflow's `stop_mode` says whether it is graceful (`.automaker/.
 ends after its current attempt, 6) or now (SIGTERM: 124). A worker shutting down SIGTERMs its
 aidd and fails the attempt, which another worker retries. aidd's exit code decides the rest:
 0/73/6/124/9 are results, 2/3/7/8 a configuration error never retried, anything else (1: a
-lock held elsewhere, a crash) an error retried by the workflow's policy.
+lock held elsewhere, a crash) an error retried by the workflow's policy. A `git` project's
+work is committed and pushed after each iteration (`publish`); a push rejected because the
+branch moved on stops this stale attempt gracefully (`stopped`, never a force push).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -24,12 +26,14 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 from aidd.clock import SystemClock
 from aidd.fleet import checkout, child
 from aidd.fleet.progress import advance
+from aidd.fleet.publish import Publisher, Publishing
 from aidd.fleet.records import (
     CONFIG_ERROR,
     CONFIG_EXITS,
     Progress,
     ProjectJob,
     ProjectResult,
+    State,
     state_for_exit,
 )
 from aidd.project.lockfile import holder_running, read_lock
@@ -40,6 +44,8 @@ from aidd.session import procfs
 TERM_WAIT_S = 30.0  # aidd's own kill grace is 5 s; then its process group is killed
 LOCK_WAIT_S = 60.0  # a lost attempt's aidd may still be ending its agent on this machine
 RESULT_EXITS = (0, 6, 9, 73, 124)
+STALE = ("stale: the branch moved on (a newer attempt pushed); this attempt stopped without "
+         "overwriting it")
 
 
 class ProjectActivities:
@@ -60,12 +66,17 @@ class ProjectActivities:
                                  {**self.environ, **job.env}, log)
         progress = replace(progress, host=socket.gethostname(), pid=proc.pid,
                            attempt=activity.info().attempt)
+        pushing = Publishing(Publisher(root, job.branch) if job.git else None, job.name, log,
+                             seen=progress.ended)
         try:
-            progress = await _watch(proc, root, progress, _tick(job))
+            progress = await _watch(proc, root, progress, _tick(job), pushing)
         except asyncio.CancelledError:
             _uncancel()
-            progress = await _stop(proc, root, progress, _tick(job))
+            progress = await _stop(proc, root, progress, _tick(job), pushing)
+        progress = await pushing.at_end(progress)
         code = int(proc.returncode if proc.returncode is not None else 1)
+        if pushing.stale:
+            return ProjectResult(State.STOPPED, code, progress, STALE)
         return _judge(job, code, progress)
 
 
@@ -101,14 +112,16 @@ async def _wait_for_lock(root: Path, progress: Progress) -> None:
 
 
 async def _watch(proc: asyncio.subprocess.Process, root: Path, progress: Progress,
-                 tick: float) -> Progress:
-    """Heartbeat the progress until aidd ends; a worker shutting down stops it and fails."""
+                 tick: float, pushing: Publishing) -> Progress:
+    """Heartbeat the progress until aidd ends, publishing a git project's work after each
+    iteration; a worker shutting down stops aidd, publishes, and fails the attempt."""
     while True:
-        progress = advance(progress, root)
+        progress = await _beating(pushing.after_iteration, advance(progress, root), tick)
         activity.heartbeat(progress)
         if activity.is_worker_shutdown():
             child.terminate(proc)
             await _reap(proc, progress, tick)
+            await pushing.at_end(advance(progress, root))
             raise ApplicationError("the worker shut down; another worker resumes the run")
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(proc.wait(), tick)
@@ -116,7 +129,7 @@ async def _watch(proc: asyncio.subprocess.Process, root: Path, progress: Progres
 
 
 async def _stop(proc: asyncio.subprocess.Process, root: Path, progress: Progress,
-                tick: float) -> Progress:
+                tick: float, pushing: Publishing) -> Progress:
     """Cancelled: `.stop` (graceful) or SIGTERM (now), then wait for aidd, heartbeating; a
     graceful stop becomes SIGTERM when `aidd fleet stop --now` follows it."""
     now = await _stop_now()
@@ -128,12 +141,23 @@ async def _stop(proc: asyncio.subprocess.Process, root: Path, progress: Progress
         if now and not termed:
             child.terminate(proc)
             termed = True
-        progress = advance(progress, root)
+        progress = await _beating(pushing.after_iteration, advance(progress, root), tick)
         activity.heartbeat(progress)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(proc.wait(), tick)
         now = now or (proc.returncode is None and await _stop_now())
     return advance(progress, root)
+
+
+async def _beating(step: Callable[[Progress], Awaitable[Progress]], progress: Progress,
+                   tick: float) -> Progress:
+    """`step(progress)` (a commit and a push: slow on a slow network), heartbeating meanwhile
+    so the server does not count the worker as lost."""
+    task = asyncio.ensure_future(step(progress))
+    while not task.done():
+        activity.heartbeat(progress)
+        await asyncio.wait({task}, timeout=tick)
+    return task.result()
 
 
 async def _stop_now() -> bool:

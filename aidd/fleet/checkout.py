@@ -1,14 +1,16 @@
 """Where a project runs on this worker: its local path, or a per-worker clone of its git URL on
-the project's branch (resumed from the branch when another worker pushed it)."""
+the project's branch, resumed from the branch as the last attempt pushed it (aidd/fleet/publish
+pushes after each iteration)."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
-from temporalio.exceptions import ApplicationError
-
+from aidd.fleet.gitrun import git, revision
 from aidd.fleet.records import ProjectJob
+from aidd.project.checkpoints import RUNTIME, RUNTIME_GLOBS
+
+_EXCLUDE_HEAD = "# aidd fleet: aidd's runtime files, never committed nor cleaned"
 
 
 def checkout_dir(job: ProjectJob, data_dir: Path) -> Path:
@@ -22,24 +24,44 @@ async def prepare(job: ProjectJob, data_dir: Path) -> Path:
     target = checkout_dir(job, data_dir)
     if not (target / ".git").exists():
         target.parent.mkdir(parents=True, exist_ok=True)
-        await _git(target.parent, "clone", "--quiet", job.git, str(target))
-    await _git(target, "fetch", "--quiet", "origin")
-    # The branch as the last worker pushed it, else a new branch from the default head.
-    if await _git(target, "rev-parse", "--verify", "--quiet", f"origin/{job.branch}",
-                  check=False) == 0:
-        await _git(target, "checkout", "--quiet", "-B", job.branch, f"origin/{job.branch}")
-    else:
-        await _git(target, "checkout", "--quiet", "-B", job.branch)
+        await git(target.parent, "clone", "--quiet", job.git, str(target))
+    exclude_runtime(target)
+    await git(target, "fetch", "--quiet", "origin")
+    remote = await revision(target, f"refs/remotes/origin/{job.branch}")
+    if not remote:  # a new branch from the default head, with what this checkout holds
+        if await _current_branch(target) != job.branch:
+            await git(target, "checkout", "--quiet", "-B", job.branch)
+    elif not await _holds(target, job.branch, remote):
+        await git(target, "checkout", "--quiet", "--force", "-B", job.branch, remote)
+        await git(target, "clean", "--quiet", "-d", "--force")
     return target
 
 
-async def _git(cwd: Path, *args: str, check: bool = True) -> int:
-    proc = await asyncio.create_subprocess_exec(
-        "git", *args, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
-    _, err = await proc.communicate()
-    code = int(proc.returncode or 0)
-    if check and code != 0:
-        raise ApplicationError(f"git {args[0]} failed in {cwd}: "
-                               f"{err.decode('utf-8', 'replace').strip()[:300]}")
-    return code
+async def _holds(target: Path, branch: str, remote: str) -> bool:
+    """This checkout is on `branch` at the pushed head or ahead of it (its own lost attempt's
+    work, committed but not pushed, or not committed yet): keep it. Behind or diverged: the
+    remote is newer, and this checkout's leftovers are a stale attempt's."""
+    if await _current_branch(target) != branch:
+        return False
+    done = await git(target, "merge-base", "--is-ancestor", remote, "HEAD", check=False)
+    return done.ok
+
+
+async def _current_branch(target: Path) -> str:
+    done = await git(target, "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
+    return done.out if done.ok else ""
+
+
+def exclude_runtime(target: Path) -> None:
+    """aidd's runtime files go into the checkout's own exclude file (never the project's
+    .gitignore): `git add -A` leaves them out and `git clean` keeps them."""
+    exclude = target / ".git" / "info" / "exclude"
+    text = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+    if _EXCLUDE_HEAD in text:
+        return
+    patterns = [f"/{path}" for path in RUNTIME]
+    patterns += [glob.removeprefix("**/") if glob.startswith("**/") else f"/{glob}"
+                 for glob in RUNTIME_GLOBS]
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    exclude.write_text(f"{text.rstrip()}\n{_EXCLUDE_HEAD}\n" + "\n".join(patterns) + "\n",
+                       encoding="utf-8")

@@ -89,9 +89,12 @@ def worker(slots: int, server: str | None, namespace: str, binary: str | None) -
 @fleet.command(context_settings=_CONTEXT)
 @click.argument("fleet_file", metavar="FLEET.yaml", type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="print JSON")
-def report(fleet_file: Path, as_json: bool) -> int:
-    """The morning report of every local project of the fleet."""
-    return actions.report(load_fleet(fleet_file), as_json)
+@click.option("--since", metavar="WHEN", help="the window's start, as aidd --report --since "
+                                              "[default: each project's last run]")
+def report(fleet_file: Path, as_json: bool, since: str | None) -> int:
+    """One morning report across the fleet's projects on this machine (their aidd --report)."""
+    where = _place(None, "default", None)
+    return actions.report(where, load_fleet(fleet_file), as_json, since)
 
 
 @fleet.command(context_settings=_CONTEXT)

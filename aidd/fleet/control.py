@@ -35,6 +35,8 @@ from aidd.fleet.spec import Fleet
 from aidd.fleet.workflows import PoolWorkflow, ProjectWorkflow
 
 RECONNECT_S = 1.0
+STARTING_WAIT_S = 60.0
+_STARTING = "Frontend is not healthy yet"  # the server's answer while it starts
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,16 @@ class Row:
 
 
 async def connect(address: str, namespace: str) -> Client:
-    return await Client.connect(address, namespace=namespace)
+    """A client of the server; while the server says its frontend is starting (a local server
+    just started, on a loaded machine: measured), ask again for up to STARTING_WAIT_S."""
+    deadline = asyncio.get_running_loop().time() + STARTING_WAIT_S
+    while True:
+        try:
+            return await Client.connect(address, namespace=namespace)
+        except RuntimeError as err:
+            if _STARTING not in str(err) or asyncio.get_running_loop().time() > deadline:
+                raise
+        await asyncio.sleep(RECONNECT_S / 2)
 
 
 async def start_fleet(client: Client, fleet: Fleet) -> list[tuple[ProjectJob, bool]]:

@@ -45,7 +45,9 @@ def fold(progress: Progress, event: dict[str, Any]) -> Progress:
     if name == "iteration_end":
         cost = event.get("cost_usd")
         result = event.get("result")
-        return replace(progress,
+        number = event.get("number")
+        return replace(progress, ended=progress.ended + 1,
+                       last_ended=number if isinstance(number, int) else progress.last_ended,
                        result=result if isinstance(result, int) else progress.result,
                        cost_usd=progress.cost_usd + (cost if isinstance(cost, int | float)
                                                      else 0.0))

@@ -67,6 +67,9 @@ class Progress:
     host: str = ""
     pid: int = 0  # aidd's pid on `host`
     attempt: int = 0  # the activity's attempt (retries)
+    ended: int = 0  # iteration_end events seen: the moments a git project's work is pushed
+    last_ended: int = 0  # the number of the last iteration that ended
+    pushed: str = ""  # a git project: the last commit this run pushed to its branch
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from aidd.fleet.activity import TERM_WAIT_S, ProjectActivities
+from aidd.fleet.holders import holders_ended
 from aidd.fleet.records import TASK_QUEUE
 from aidd.fleet.workflows import PoolWorkflow, ProjectWorkflow
 
@@ -20,6 +21,6 @@ def make_worker(client: Client, slots: int, data_dir: Path,
     activities = ProjectActivities(data_dir, environ)
     return Worker(
         client, task_queue=TASK_QUEUE, workflows=[ProjectWorkflow, PoolWorkflow],
-        activities=[activities.run_aidd], max_concurrent_activities=slots,
+        activities=[activities.run_aidd, holders_ended], max_concurrent_activities=slots,
         # On shutdown each activity SIGTERMs its aidd and waits for it (aidd's 5 s grace).
         graceful_shutdown_timeout=timedelta(seconds=TERM_WAIT_S + 10))

@@ -18,6 +18,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 with workflow.unsafe.imports_passed_through():
     from temporalio.converter import value_to_type
 
+    from aidd.fleet.holders import HOLDERS_ENDED
     from aidd.fleet.records import (
         CONFIG_ERROR,
         POOL_WORKFLOW_TYPE,
@@ -32,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
 
 RUN_LIMIT = timedelta(days=365)  # aidd has its own --max-wall-time; this only bounds a bug
 GRANT_RETRY = timedelta(seconds=5)  # a pool not yet (or no longer) running: ask again
+HOLDER_CHECK = timedelta(seconds=10)  # a full pool with waiters: did a holder end unreleased?
 
 
 def _retry_policy(job: ProjectJob) -> RetryPolicy:
@@ -169,7 +171,7 @@ class PoolWorkflow:
         self._state = PoolState(cap=max(1, state.cap), holders=list(state.holders),
                                 queue=list(state.queue + self._state.queue))
         while True:
-            await workflow.wait_condition(lambda: self._grantable() or _long_history())
+            await self._until_grantable()
             if _long_history():
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 workflow.continue_as_new(self._state)
@@ -181,6 +183,34 @@ class PoolWorkflow:
 
     def _grantable(self) -> bool:
         return bool(self._state.queue) and len(self._state.holders) < self._state.cap
+
+    async def _until_grantable(self) -> None:
+        """Until a slot can be granted (or the history is long); while the pool is full and
+        someone waits, every HOLDER_CHECK it drops the holders whose workflow ended without a
+        `release` (terminated from outside)."""
+        def ready() -> bool:
+            return self._grantable() or _long_history()
+
+        while not ready():
+            await workflow.wait_condition(lambda: ready() or bool(self._state.queue))
+            if ready():
+                return
+            if not workflow.patched("pool-holder-check"):  # a history from before the check
+                await workflow.wait_condition(ready)
+                return
+            try:
+                await workflow.wait_condition(ready, timeout=HOLDER_CHECK)
+            except TimeoutError:
+                await self._drop_ended_holders()
+
+    async def _drop_ended_holders(self) -> None:
+        asked = list(self._state.holders)
+        ended: list[str] = await workflow.execute_local_activity(
+            HOLDERS_ENDED, asked, result_type=list[str],
+            start_to_close_timeout=timedelta(seconds=30))
+        for gone in ended:
+            if gone in self._state.holders:  # not re-acquired by a new run meanwhile
+                self._state.holders.remove(gone)
 
 
 def _long_history() -> bool:

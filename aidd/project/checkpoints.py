@@ -28,7 +28,7 @@ RUNTIME = (".automaker/iterations", ".automaker/events.jsonl", ".automaker/aidd.
            ".automaker/aidd-state.json", ".automaker/status.md", ".automaker/.stop",
            ".automaker/audits", PRIVATE_REPO, INDEX, f"{INDEX}.lock", ROLLBACK_INDEX,
            f"{ROLLBACK_INDEX}.lock")
-_RUNTIME_GLOBS = {".automaker/aidd-crash-*": ".automaker", "**/.aidd-tmp-*": ""}
+RUNTIME_GLOBS = {".automaker/aidd-crash-*": ".automaker", "**/.aidd-tmp-*": ""}
 # The metadata a rollback restores: recorded even when the user's .gitignore hides .automaker/.
 METADATA = (".automaker/features", ".automaker/todo.md", ".automaker/CHANGELOG.md")
 # Who the checkpoint commits say made them: no git identity needs to be configured.
@@ -206,7 +206,7 @@ class CheckpointStore:
 
     def _ignored(self, env: dict[str, str]) -> set[str]:
         """Which of aidd's runtime paths and the metadata the user's .gitignore hides."""
-        named = [*RUNTIME, *METADATA, *{d for d in _RUNTIME_GLOBS.values() if d}]
+        named = [*RUNTIME, *METADATA, *{d for d in RUNTIME_GLOBS.values() if d}]
         return set((self._run(["git", *_SAFE, "check-ignore", "--", *named], env,
                               check=False) or "").splitlines())
 
@@ -305,5 +305,5 @@ def _excludes(ignored: set[str]) -> list[str]:
     """Pathspecs keeping aidd's runtime files out. git refuses a pathspec naming an ignored
     path (even to exclude it), and ignored paths stay out anyway: only the others are named."""
     return [*(f":(exclude){path}" for path in RUNTIME if path not in ignored),
-            *(f":(exclude,glob){glob}" for glob, parent in _RUNTIME_GLOBS.items()
+            *(f":(exclude,glob){glob}" for glob, parent in RUNTIME_GLOBS.items()
               if parent not in ignored)]

@@ -4,12 +4,13 @@ server (its state under the test's XDG_DATA_HOME) stopped at the end."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,9 @@ from tests.conftest import FAKES, FakeAgent
 from tests.featurefiles import feature
 from tests.integration.runs import REPO, Result, onboarded
 
+BRANCH = "aidd/lab"
+GIT_USER = {"GIT_AUTHOR_NAME": "tester", "GIT_AUTHOR_EMAIL": "tester@localhost",
+            "GIT_COMMITTER_NAME": "tester", "GIT_COMMITTER_EMAIL": "tester@localhost"}
 LIMITS = ["--idle-nudge-timeout", "20", "--idle-timeout", "40", "--timeout", "60", "--no-clean"]
 
 
@@ -31,6 +35,14 @@ def working(seconds: float) -> list[dict[str, Any]]:
     return [{"mark": "start"}, {"tool": {"name": "read", "input": {"path": "README.md"}}},
             {"sleep": seconds}, {"say": "done"}, {"mark": "end"},
             {"finish": {"cost": 0.25}}]
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    author: str
+    subject: str
+    files: list[str]  # the files it changed
 
 
 @dataclass
@@ -63,6 +75,66 @@ class Lab:
                 "env": {"FAKE_AGENT_SCRIPT": str(fake.script_path),
                         "FAKE_AGENT_RECORD": str(fake.record_dir)}, **extra}
 
+    def git_project(self, name: str, *invocations: Any, args: list[str] | None = None,
+                    **extra: Any) -> dict[str, Any]:
+        """`project`, committed and pushed to a local bare repository, its fleet entry a
+        `git` project on the branch `aidd/lab`."""
+        entry = self.project(name, *invocations, args=args, **extra)
+        work = Path(entry.pop("path"))
+        remote = self.remote(name)
+        self.git(self.root, "init", "--quiet", "--bare", "-b", "main", str(remote))
+        self.git(work, "init", "--quiet", "-b", "main")
+        self.git(work, "add", "--all")
+        self.git(work, "commit", "--quiet", "-m", "the project")
+        self.git(work, "push", "--quiet", str(remote), "main")
+        return {**entry, "git": str(remote), "branch": BRANCH}
+
+    def remote(self, name: str) -> Path:
+        return self.root / "remotes" / f"{name}.git"
+
+    def git(self, cwd: Path, *args: str) -> str:
+        env = {**self.env, **GIT_USER}
+        return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True,
+                              text=True, check=True, stdin=subprocess.DEVNULL).stdout.strip()
+
+    def branch_log(self, name: str) -> list[Commit]:
+        """The remote branch's commits, oldest first ([] before the branch exists)."""
+        remote = str(self.remote(name))
+        if not self.git(self.root, "--git-dir", remote, "branch", "--list", BRANCH):
+            return []
+        lines = self.git(self.root, "--git-dir", remote, "log", "--reverse",
+                         "--format=%H%x09%an%x09%s", BRANCH).splitlines()
+        commits = []
+        for line in lines:
+            sha, author, subject = line.split("\t", 2)
+            files = self.git(self.root, "--git-dir", remote, "diff-tree", "--root",
+                             "--no-commit-id", "--name-only", "-r", sha).splitlines()
+            commits.append(Commit(sha, author, subject, files))
+        return commits
+
+    def branch_files(self, name: str) -> list[str]:
+        return self.git(self.root, "--git-dir", str(self.remote(name)), "ls-tree", "-r",
+                        "--name-only", BRANCH).splitlines()
+
+    def push_elsewhere(self, name: str, file: str) -> str:
+        """A commit pushed to the branch by someone else (a newer attempt): its sha."""
+        other = self.root / "elsewhere" / name
+        self.git(self.root, "clone", "--quiet", "--branch", BRANCH, str(self.remote(name)),
+                 str(other))
+        (other / file).write_text("a newer attempt's work\n")
+        self.git(other, "add", file)
+        self.git(other, "commit", "--quiet", "-m", "a newer attempt")
+        self.git(other, "push", "--quiet", "origin", BRANCH)
+        return self.git(other, "rev-parse", "HEAD")
+
+    def machine(self, name: str) -> dict[str, str]:
+        """The environment of another machine: its own data dir (checkouts, logs)."""
+        return {**self.env, "XDG_DATA_HOME": str(self.root / name / "share")}
+
+    def server_address(self) -> str:
+        state = json.loads((self.data_dir / "server.json").read_text())
+        return f"127.0.0.1:{state['port']}"
+
     def fleet_file(self, projects: dict[str, Any], **top: Any) -> Path:
         path = self.root / "fleet.yaml"
         path.write_text(yaml.safe_dump({"name": "lab", "heartbeat_timeout": 3,
@@ -75,11 +147,12 @@ class Lab:
                               stdin=subprocess.DEVNULL)
         return Result(done.returncode, done.stdout, done.stderr)
 
-    def start(self, *args: str, name: str = "up") -> subprocess.Popen[bytes]:
+    def start(self, *args: str, name: str = "up",
+              env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
         """`aidd fleet ARGS` in the background, its output in `<root>/<name>.out`."""
         with (self.root / f"{name}.out").open("ab") as sink:
             proc = subprocess.Popen([sys.executable, "-m", "aidd", "fleet", *args],
-                                    env=self.env, cwd=self.root, stdin=subprocess.DEVNULL,
+                                    env=env or self.env, cwd=self.root, stdin=subprocess.DEVNULL,
                                     stdout=sink, stderr=subprocess.STDOUT)
         self.procs.append(proc)
         return proc
@@ -95,6 +168,16 @@ class Lab:
     def mark(self, project: str, name: str) -> float | None:
         path = self.fakes[project].record_dir / name
         return float(json.loads(path.read_text())["monotonic"]) if path.exists() else None
+
+    def spans(self, projects: Iterable[str]) -> list[tuple[float, float]]:
+        """Each project's agent from its start mark to its end mark (`working`)."""
+        spans = []
+        for name in projects:
+            start, end = self.mark(name, "start"), self.mark(name, "end")
+            assert start is not None, name
+            assert end is not None, name
+            spans.append((start, end))
+        return spans
 
     def agent_pids(self) -> list[int]:
         return [r["pid"] for fake in self.fakes.values() for r in fake.records()]
@@ -122,10 +205,20 @@ class Lab:
                 env = proc.info["environ"] or {}
             except psutil.Error:
                 continue
-            if env.get("XDG_DATA_HOME") == self.env["XDG_DATA_HOME"] and \
+            if env.get("XDG_DATA_HOME", "").startswith(str(self.root)) and \
                     proc.info["pid"] != self.server_pid() and proc.status() != "zombie":
                 found.append(int(proc.info["pid"]))
         return found
+
+
+def max_overlap(spans: list[tuple[float, float]]) -> int:
+    """The most spans open at one instant."""
+    edges = sorted(itertools.chain(((s, 1) for s, _ in spans), ((e, -1) for _, e in spans)))
+    running = peak = 0
+    for _, step in edges:  # an end sorts before a start at the same instant
+        running += step
+        peak = max(peak, running)
+    return peak
 
 
 def _kill(pid: int) -> None:

@@ -4,16 +4,18 @@ status showing each project's true iteration and result."""
 
 from __future__ import annotations
 
-import itertools
 import os
 import signal
+import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
 import pytest
 
-from tests.fleet.lab import Lab, lab_in, working
+from aidd.fleet import server
+from tests.fleet.lab import Lab, lab_in, max_overlap, working
 from tests.integration.runs import events
 from tests.waiting import wait_for
 
@@ -27,26 +29,11 @@ def lab(tmp_path: Path) -> Iterator[Lab]:
         yield made
 
 
-def _max_overlap(spans: list[tuple[float, float]]) -> int:
-    edges = sorted(itertools.chain(((s, 1) for s, _ in spans), ((e, -1) for _, e in spans)))
-    running = peak = 0
-    for _, step in edges:  # an end sorts before a start at the same instant
-        running += step
-        peak = max(peak, running)
-    return peak
-
-
 def test_a_pool_cap_of_2_holds_5_projects_to_2_agents_at_once(lab: Lab) -> None:
     projects = {f"p{i}": lab.project(f"p{i}", working(1.5), key="key-a") for i in range(5)}
     up = lab.start("up", str(lab.fleet_file(projects, pools={"key-a": 2})), "--slots", "5")
     assert up.wait(120) == 0, lab.output()
-    spans = []
-    for name in projects:
-        start, end = lab.mark(name, "start"), lab.mark(name, "end")
-        assert start is not None, name
-        assert end is not None, name
-        spans.append((start, end))
-    assert _max_overlap(spans) == 2  # never more; and the cap was used
+    assert max_overlap(lab.spans(projects)) == 2  # never more; and the cap was used
     status = lab.status()
     assert {row["state"] for row in status.values()} == {"done"}
     assert all(row["exit_code"] == 0 and row["iteration"] == 1 for row in status.values())
@@ -163,3 +150,22 @@ def test_the_fleet_resumes_after_its_server_is_killed_and_restarted(lab: Lab) ->
     row = lab.status()["r0"]
     assert (row["state"], row["exit_code"]) == ("done", 0)
     assert len(events(lab.root / "projects" / "r0", "run_start")) == 1  # resumed, not rerun
+
+
+def test_a_pool_slot_held_by_a_terminated_project_is_given_back(lab: Lab) -> None:
+    projects = {f"h{i}": lab.project(f"h{i}", working(40), key="key-h") for i in range(2)}
+    up = lab.start("up", str(lab.fleet_file(projects, pools={"key-h": 1})))
+    wait_for(lambda: any(lab.mark(n, "start") for n in projects), 60, "one agent started")
+    holder = next(n for n in projects if lab.mark(n, "start"))
+    waiter = next(n for n in projects if n != holder)
+    done = subprocess.run(  # from outside: no finally of the workflow runs, no release
+        [str(server.find_binary(None)), "workflow", "terminate", "--address",
+         lab.server_address(), "--workflow-id", f"aidd-fleet/lab/{holder}", "--reason", "test"],
+        capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    terminated = time.monotonic()
+    wait_for(lambda: lab.mark(waiter, "start"), 40, "the waiter's agent started")
+    assert (lab.mark(waiter, "start") or 0) - terminated < 30  # HOLDER_CHECK is 10 s
+    assert lab.run("stop", "--now").code == 0
+    assert up.wait(90) == 1, lab.output()  # the terminated one counts as failed
+    wait_for(lambda: not lab.leftovers(), 30, "no aidd or agent left")

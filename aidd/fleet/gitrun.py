@@ -1,0 +1,57 @@
+"""git for a worker's checkout of a project: argv only, no hook or fsmonitor of the project's
+repository runs (the agent may have written them), and a fixed identity for aidd's commits."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from temporalio.exceptions import ApplicationError
+
+SAFE = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
+        "-c", "commit.gpgsign=false")
+# Who the fleet's commits say made them: no git identity needs to be configured on a worker.
+IDENTITY = {"GIT_AUTHOR_NAME": "aidd fleet", "GIT_AUTHOR_EMAIL": "aidd-fleet@localhost",
+            "GIT_COMMITTER_NAME": "aidd fleet", "GIT_COMMITTER_EMAIL": "aidd-fleet@localhost"}
+TIMEOUT_S = 600.0  # a clone of a big project may take minutes; a hung push must not stay
+_QUIET = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true"}  # never wait for a password
+
+
+@dataclass(frozen=True)
+class Done:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def ok(self) -> bool:
+        return self.code == 0
+
+
+async def git(cwd: Path, *args: str, check: bool = True) -> Done:
+    """`git ARGS` in `cwd`; with `check`, a failure is the activity's (retried) error."""
+    proc = await asyncio.create_subprocess_exec(
+        "git", *SAFE, *args, cwd=cwd, env={**os.environ, **IDENTITY, **_QUIET},
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE)
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), TIMEOUT_S)
+    except TimeoutError:  # a network that swallows packets: give up, the next push retries
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        await proc.wait()
+        out, err = b"", f"timed out after {TIMEOUT_S:g} s".encode()
+    done = Done(int(proc.returncode or 0), out.decode("utf-8", "replace").strip(),
+                err.decode("utf-8", "replace").strip())
+    if check and not done.ok:
+        raise ApplicationError(f"git {args[0]} failed in {cwd}: {done.err[:300]}")
+    return done
+
+
+async def revision(cwd: Path, name: str) -> str:
+    """The commit `name` points at, or "" when there is none."""
+    done = await git(cwd, "rev-parse", "--verify", "--quiet", f"{name}^{{commit}}", check=False)
+    return done.out if done.ok else ""
