@@ -59,9 +59,10 @@ def with_features(progress: Progress, paths: ProjectPaths) -> Progress:
         files = load_features(paths, validate=False)
     except OSError:
         return progress
-    valid = [f.feature for f in files if f.feature is not None]
-    return replace(progress, features_total=len(valid),
-                   features_passing=sum(1 for f in valid if f.passes))
+    # As `aidd --status` and the morning report count them: every file, done in either
+    # vocabulary (issue 18), an invalid file being one not done.
+    done = sum(1 for f in files if f.feature is not None and f.feature.done)
+    return replace(progress, features_total=len(files), features_passing=done)
 
 
 def _read_from(path: Path, offset: int) -> tuple[bytes, int]:

@@ -49,3 +49,16 @@ def test_no_file_is_no_progress(tmp_path: Path) -> None:
 def test_exit_codes_map_to_states() -> None:
     assert [state_for_exit(c) for c in (0, 73, 6, 124, 9, 1)] == [
         State.DONE, State.COMPLETE, State.STOPPED, State.STOPPED, State.BUDGET, State.FAILED]
+
+
+def test_features_are_counted_as_the_status_counts_them(tmp_path: Path) -> None:
+    """Done in either vocabulary (AutoMaker's verified without passes too); an invalid file is
+    one more not done, as in `aidd --status` and the morning report."""
+    feature(tmp_path, "feature-1-a", status="verified")
+    feature(tmp_path, "feature-2-b")
+    bad = tmp_path / ".automaker" / "features" / "feature-3-c"
+    bad.mkdir()
+    (bad / "feature.json").write_text("{not json")
+    _append(tmp_path, {"event": "run_end", "exit_code": 0})
+    done = advance(Progress(), tmp_path)
+    assert (done.features_passing, done.features_total) == (1, 3)
