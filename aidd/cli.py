@@ -10,7 +10,7 @@ import contextlib
 import itertools
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
@@ -218,19 +218,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     _standard_streams()
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["fleet"]:
-        return _exit_now(_main_fleet(args[1:]))
-    return _main_aidd(args)
+        return _exit_now(_guarded(lambda _known: _fleet(args[1:])))
+    return _guarded(lambda known: _run_aidd(args, known))
 
 
-def _main_aidd(args: list[str]) -> int:
-    settings: Settings | None = None
+def _run_aidd(args: list[str], known: list[Settings]) -> int:
+    settings = parse_args(args)
+    if settings is None:
+        return ExitCode.SUCCESS
+    known.append(settings)  # for a crash report
+    from aidd.app import run  # lazy: keep --help/--version fast
+
+    return int(run(settings))
+
+
+def _guarded(job: Callable[[list[Settings]], int]) -> int:
+    """The one place where exceptions become exit codes and one line (aidd and aidd fleet)."""
+    known: list[Settings] = []
     try:
-        settings = parse_args(args)
-        if settings is None:
-            return ExitCode.SUCCESS
-        from aidd.app import run  # lazy: keep --help/--version fast
-
-        return int(run(settings))
+        return job(known)
     except AiddError as exc:
         _error(exc.message)
         return int(exc.exit_code)
@@ -242,19 +248,5 @@ def _main_aidd(args: list[str]) -> int:
         _error("interrupted")
         return int(ExitCode.TIMEOUT_OR_SIGNAL)
     except Exception as exc:
-        _report_crash(exc, settings)
-        return int(ExitCode.GENERAL_ERROR)
-
-
-def _main_fleet(args: Sequence[str]) -> int:
-    try:
-        return _fleet(args)
-    except AiddError as exc:
-        _error(exc.message)
-        return int(exc.exit_code)
-    except KeyboardInterrupt:
-        _error("interrupted")
-        return int(ExitCode.TIMEOUT_OR_SIGNAL)
-    except Exception as exc:
-        _report_crash(exc, None)
+        _report_crash(exc, known[0] if known else None)
         return int(ExitCode.GENERAL_ERROR)

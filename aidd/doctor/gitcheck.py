@@ -13,10 +13,9 @@ from pathlib import Path
 from aidd.config import Settings
 from aidd.doctor.findings import Finding, ok, skip, warn
 from aidd.doctor.place import existing_parent
-from aidd.project.checkpoints import PRIVATE_REPO
+from aidd.project.checkpoints import PRIVATE_REPO, SAFE_GIT
 
 _TIMEOUT_S = 15
-_SAFE = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
 _LOCATIONS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
               "GIT_COMMON_DIR")
 # Operations left half done in the repository: the agent would commit into the middle of one.
@@ -95,7 +94,7 @@ def _checkpoints(settings: Settings, repo: Repo | None, has_git: bool) -> Findin
 def _git(env: Mapping[str, str], cwd: Path, *args: str) -> str | None:
     """git's stdout, stripped; None when it fails or takes too long."""
     try:
-        done = subprocess.run(["git", *_SAFE, *args], cwd=cwd, env=dict(env),
+        done = subprocess.run(["git", *SAFE_GIT, *args], cwd=cwd, env=dict(env),
                               stdin=subprocess.DEVNULL, capture_output=True,
                               timeout=_TIMEOUT_S, check=False)
     except (OSError, subprocess.SubprocessError):

@@ -40,9 +40,8 @@ def _watch_limit() -> int | None:
 def _count_dirs(root: Path, most: int) -> int:
     """Directories under `root`, links not followed, counting stops at `most`."""
     count = 0
-    for _top, dirs, _files in os.walk(root):
+    for _ in os.walk(root):  # links to directories are listed, not followed
         count += 1
         if count >= most:
             break
-        dirs[:] = [d for d in dirs if not (Path(_top) / d).is_symlink()]
     return count

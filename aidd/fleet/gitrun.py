@@ -11,8 +11,9 @@ from pathlib import Path
 
 from temporalio.exceptions import ApplicationError
 
-SAFE = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
-        "-c", "commit.gpgsign=false")
+from aidd.project.checkpoints import SAFE_GIT
+
+SAFE = (*SAFE_GIT, "-c", "commit.gpgsign=false")
 # Who the fleet's commits say made them: no git identity needs to be configured on a worker.
 IDENTITY = {"GIT_AUTHOR_NAME": "aidd fleet", "GIT_AUTHOR_EMAIL": "aidd-fleet@localhost",
             "GIT_COMMITTER_NAME": "aidd fleet", "GIT_COMMITTER_EMAIL": "aidd-fleet@localhost"}

@@ -35,7 +35,8 @@ METADATA = (".automaker/features", ".automaker/todo.md", ".automaker/CHANGELOG.m
 _IDENTITY = {"GIT_AUTHOR_NAME": "aidd", "GIT_AUTHOR_EMAIL": "aidd@localhost",
              "GIT_COMMITTER_NAME": "aidd", "GIT_COMMITTER_EMAIL": "aidd@localhost"}
 # The repository may be the agent's work too: no hook or fsmonitor of it runs inside aidd.
-_SAFE = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
+# Options of every git aidd runs in a project: no hook or fsmonitor the agent may have written.
+SAFE_GIT = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
 _TIMEOUT_S = 120
 # The private repository's whole config, written by aidd every time it opens it.
 _PRIVATE_CONFIG = ("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n"
@@ -136,7 +137,7 @@ class CheckpointStore:
         old = set(runs[:max(0, len(runs) - keep_runs)])
         doomed = [ref for ref in refs if ref.removeprefix(REF_ROOT + "/").partition("/")[0] in old]
         if doomed:
-            self._run(["git", *_SAFE, "update-ref", "--stdin"], env,
+            self._run(["git", *SAFE_GIT, "update-ref", "--stdin"], env,
                       stdin="".join(f"delete {ref}\n" for ref in doomed))
         return sorted(old)
 
@@ -180,7 +181,7 @@ class CheckpointStore:
         """The project's own repository, else the private one (made when `create`)."""
         if shutil.which("git", path=self._env.get("PATH")) is None:
             raise CheckpointError("git not found on PATH")
-        found = self._run(["git", *_SAFE, "rev-parse", "--absolute-git-dir", "--show-toplevel"],
+        found = self._run(["git", *SAFE_GIT, "rev-parse", "--absolute-git-dir", "--show-toplevel"],
                           self._env, check=False)
         lines = found.splitlines() if found is not None else []
         if len(lines) == 2 and not self._ignored_by(Path(lines[1])):
@@ -207,7 +208,7 @@ class CheckpointStore:
     def _ignored(self, env: dict[str, str]) -> set[str]:
         """Which of aidd's runtime paths and the metadata the user's .gitignore hides."""
         named = [*RUNTIME, *METADATA, *{d for d in RUNTIME_GLOBS.values() if d}]
-        return set((self._run(["git", *_SAFE, "check-ignore", "--", *named], env,
+        return set((self._run(["git", *SAFE_GIT, "check-ignore", "--", *named], env,
                               check=False) or "").splitlines())
 
     def _ignored_by(self, top: Path) -> bool:
@@ -215,7 +216,7 @@ class CheckpointStore:
         path) gets the private repository: the enclosing one would record none of it."""
         if top.resolve() == self.root.resolve():
             return False
-        said = self._run(["git", *_SAFE, "check-ignore", "-q", "--", "."], self._env,
+        said = self._run(["git", *SAFE_GIT, "check-ignore", "-q", "--", "."], self._env,
                          check=False)
         return said is not None
 
@@ -241,7 +242,7 @@ class CheckpointStore:
             raise CheckpointError(f"{INDEX}: {exc}") from None
 
     def _head(self, env: dict[str, str]) -> str | None:
-        out = self._run(["git", *_SAFE, "rev-parse", "-q", "--verify", "HEAD^{commit}"], env,
+        out = self._run(["git", *SAFE_GIT, "rev-parse", "-q", "--verify", "HEAD^{commit}"], env,
                         check=False)
         return out or None
 
@@ -257,7 +258,7 @@ class CheckpointStore:
     def git_bytes(self, env: dict[str, str], stdin: bytes, *args: str) -> bytes:
         """A read whose output is bytes (blobs, `-z` listings), fed `stdin`: the report's."""
         try:
-            done = subprocess.run(["git", *_SAFE, *args], cwd=self.root, env=env, input=stdin,
+            done = subprocess.run(["git", *SAFE_GIT, *args], cwd=self.root, env=env, input=stdin,
                                   capture_output=True, timeout=_TIMEOUT_S, check=False)
         except (OSError, subprocess.SubprocessError) as exc:
             raise CheckpointError(f"git {args[0]}: {exc}") from None
@@ -268,7 +269,7 @@ class CheckpointStore:
         return done.stdout
 
     def git(self, env: dict[str, str], *args: str) -> str:
-        out = self._run(["git", *_SAFE, *args], env)
+        out = self._run(["git", *SAFE_GIT, *args], env)
         assert out is not None
         return out
 

@@ -12,6 +12,7 @@ from aidd.agents.base import Adapter, NudgeMethod, Signals
 from aidd.errors import AgentCliError
 from aidd.events import EventLog
 from aidd.session.idle import seconds_text
+from aidd.session.liveness import Vitals
 
 
 class Nudged(Protocol):
@@ -80,12 +81,12 @@ class Nudger:
         self._state = ""  # the liveness state the nudge being sent was sent in, as shown
         self._resumed: str | None = None  # the conversation the last relaunch went on
 
-    def nudge(self, agent: Nudged, silence: float, state: str = "") -> None:
-        """Nudge `agent` after `silence` seconds without output, in liveness `state` (issue 17;
-        '' when only output is watched); say and record whether the nudge got through, and
-        whether the prompt went with it."""
+    def nudge(self, agent: Nudged, silence: float, vitals: Vitals | None = None) -> None:
+        """Nudge `agent` after `silence` seconds without output, in the state its `vitals`
+        judged (issue 17; None when only output is watched); say and record whether the nudge
+        got through, and whether the prompt went with it."""
         self.count += 1
-        self._state = f" [{state}]" if state else ""
+        self._state = f" [{vitals.label()}]" if vitals is not None else ""
         method = self.adapter.nudge_method
         if method is NudgeMethod.STDIN:
             done = self._stdin(agent, silence)
@@ -97,7 +98,7 @@ class Nudger:
         delivered = done.why_not is None
         self.events.emit("nudge", number=self.number, silence_s=round(silence, 3),
                          method=method.value, delivered=delivered, why_not=done.why_not,
-                         state=state.partition(":")[0] or None,
+                         state=vitals.state.value if vitals is not None else None,
                          with_task=done.with_task if delivered else None,
                          task_check=done.task_check, conversation=done.conversation)
 

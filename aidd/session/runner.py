@@ -121,10 +121,10 @@ class _Attempt:
             self.idle.busy(now)  # busy is not silence (issue 17)
         action = self.idle.poll(now)
         if action is IdleAction.NUDGE and self.linger_at is None:
-            self.nudger.nudge(self, self.idle.silence(now), self._state())
+            self.nudger.nudge(self, self.idle.silence(now), self.liveness)
         elif action is IdleAction.KILL:
             silence = seconds_text(self.idle.silence(now))
-            state = f" [{self._state()}]" if self.liveness is not None else ""
+            state = f" [{self.liveness.label()}]" if self.liveness is not None else ""
             self.say(f"no output for {silence}; killing the agent tree{state}", "WARN")
             return EndCause.IDLE
         return None
@@ -141,10 +141,6 @@ class _Attempt:
     def _report(self, state: State, since_s: float) -> None:
         self.req.events.emit("liveness", number=self.req.number, state=state.value,
                              since_s=since_s, why=self.liveness.why if self.liveness else "")
-
-    def _state(self) -> str:
-        """What a nudge or kill names: `waiting: waiting for the model`."""
-        return self.liveness.label() if self.liveness is not None else ""
 
     def _timeout(self, now: float) -> float:
         due = (self.idle.due(), self.wall_at, self.linger_at, self.req.deadline_s,

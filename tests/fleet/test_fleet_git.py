@@ -5,22 +5,15 @@ ends that attempt without overwriting the newer work."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.fleet.lab import Lab, lab_in, working
+from tests.fleet.lab import Lab, working
 from tests.waiting import wait_for
 
 pytest.importorskip("temporalio", reason="the fleet extra is not installed")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(150)]
-
-
-@pytest.fixture
-def lab(tmp_path: Path) -> Iterator[Lab]:
-    with lab_in(tmp_path) as made:
-        yield made
 
 
 def _writes(path: str, text: str, *, after: float = 0) -> list[dict[str, object]]:

@@ -7,24 +7,16 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from tests.fleet.lab import Lab, lab_in, working
+from tests.fleet.lab import Lab, working
 from tests.integration.runs import events
 from tests.waiting import wait_for
 
 pytest.importorskip("temporalio", reason="the fleet extra is not installed")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(150)]
 OUTAGE_S = 10
-
-
-@pytest.fixture
-def lab(tmp_path: Path) -> Iterator[Lab]:
-    with lab_in(tmp_path) as made:
-        yield made
 
 
 def _outage(lab: Lab) -> None:

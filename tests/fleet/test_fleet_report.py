@@ -7,22 +7,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.fleet.lab import Lab, lab_in, working
+from tests.fleet.lab import Lab, working
 
 pytest.importorskip("temporalio", reason="the fleet extra is not installed")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(150)]
-
-
-@pytest.fixture
-def lab(tmp_path: Path) -> Iterator[Lab]:
-    with lab_in(tmp_path) as made:
-        yield made
 
 
 def _run_aidd(lab: Lab, entry: dict[str, Any]) -> None:

@@ -8,25 +8,17 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import psutil
 import pytest
 
 from aidd.fleet import server
-from tests.fleet.lab import Lab, lab_in, max_overlap, working
+from tests.fleet.lab import Lab, max_overlap, working
 from tests.integration.runs import events
 from tests.waiting import wait_for
 
 pytest.importorskip("temporalio", reason="the fleet extra is not installed")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(150)]
-
-
-@pytest.fixture
-def lab(tmp_path: Path) -> Iterator[Lab]:
-    with lab_in(tmp_path) as made:
-        yield made
 
 
 def test_a_pool_cap_of_2_holds_5_projects_to_2_agents_at_once(lab: Lab) -> None:

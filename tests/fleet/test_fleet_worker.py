@@ -4,22 +4,15 @@ own data dir) serving a fleet that `aidd fleet up --server` started and left to 
 from __future__ import annotations
 
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.fleet.lab import Lab, lab_in, max_overlap, working
+from tests.fleet.lab import Lab, max_overlap, working
 from tests.waiting import wait_for
 
 pytest.importorskip("temporalio", reason="the fleet extra is not installed")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(150)]
-
-
-@pytest.fixture
-def lab(tmp_path: Path) -> Iterator[Lab]:
-    with lab_in(tmp_path) as made:
-        yield made
 
 
 def test_a_separate_worker_runs_the_fleet_at_most_slots_at_once(lab: Lab) -> None:
