@@ -8,9 +8,11 @@ from pathlib import Path
 
 from aidd.fleet.gitrun import git, revision
 from aidd.fleet.records import ProjectJob
+from aidd.fsio import FileTooLargeError, UnsafePathError, make_dirs, read_file, write_atomic
 from aidd.project.checkpoints import RUNTIME, RUNTIME_GLOBS
 
 _EXCLUDE_HEAD = "# aidd fleet: aidd's runtime files, never committed nor cleaned"
+_EXCLUDE_LIMIT = 1 << 20  # bytes; git's exclude file is a few lines
 
 
 def checkout_dir(job: ProjectJob, data_dir: Path) -> Path:
@@ -56,12 +58,16 @@ def exclude_runtime(target: Path) -> None:
     """aidd's runtime files go into the checkout's own exclude file (never the project's
     .gitignore): `git add -A` leaves them out and `git clean` keeps them."""
     exclude = target / ".git" / "info" / "exclude"
-    text = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+    try:  # the agent worked in this checkout: a link, a FIFO or a huge file is not read
+        text = read_file(target, exclude, _EXCLUDE_LIMIT).decode("utf-8", "replace")
+    except (FileNotFoundError, UnsafePathError, FileTooLargeError):
+        text = ""
     if _EXCLUDE_HEAD in text:
         return
     patterns = [f"/{path}" for path in RUNTIME]
     patterns += [glob.removeprefix("**/") if glob.startswith("**/") else f"/{glob}"
                  for glob in RUNTIME_GLOBS]
-    exclude.parent.mkdir(parents=True, exist_ok=True)
-    exclude.write_text(f"{text.rstrip()}\n{_EXCLUDE_HEAD}\n" + "\n".join(patterns) + "\n",
-                       encoding="utf-8")
+    make_dirs(target, exclude.parent)
+    # Replaced, never written through: a planted link stays where it pointed, untouched.
+    write_atomic(exclude, f"{text.rstrip()}\n{_EXCLUDE_HEAD}\n" + "\n".join(patterns) + "\n",
+                 root=target)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,8 @@ def advance(progress: Progress, root: Path) -> Progress:
     if start != progress.offset:  # the file is new or was replaced: read it from the start
         progress = replace(progress, offset=start)
     end = chunk.rfind(b"\n") + 1
+    if end == 0 and len(chunk) == READ_LIMIT:  # one line longer than we read: not aidd's
+        return replace(progress, offset=progress.offset + len(chunk))
     if end == 0:
         return progress
     ended = False
@@ -67,12 +70,15 @@ def with_features(progress: Progress, paths: ProjectPaths) -> Progress:
 
 def _read_from(path: Path, offset: int) -> tuple[bytes, int]:
     """The bytes from `offset` (from 0 when the file is now shorter), and where they start."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    try:  # the agent may have put a link or a FIFO there: neither followed nor waited on
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return b"", offset
     try:
-        size = os.fstat(fd).st_size
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return b"", offset
+        size = info.st_size
         start = offset if offset <= size else 0
         return os.pread(fd, READ_LIMIT, start), start
     finally:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
-from aidd.fleet.progress import advance
+from aidd.fleet.progress import READ_LIMIT, advance
 from aidd.fleet.records import Progress, State, state_for_exit
 from tests.featurefiles import feature
 
@@ -62,3 +63,19 @@ def test_features_are_counted_as_the_status_counts_them(tmp_path: Path) -> None:
     _append(tmp_path, {"event": "run_end", "exit_code": 0})
     done = advance(Progress(), tmp_path)
     assert (done.features_passing, done.features_total) == (1, 3)
+
+
+def test_a_fifo_for_events_is_not_waited_on(tmp_path: Path) -> None:
+    events = tmp_path / ".automaker" / "events.jsonl"
+    events.parent.mkdir()
+    os.mkfifo(events)
+    assert advance(Progress(), tmp_path) == Progress()
+
+
+def test_a_line_longer_than_a_read_does_not_stall_the_progress(tmp_path: Path) -> None:
+    _append(tmp_path, torn="x" * (READ_LIMIT + 10) + "\n")
+    _append(tmp_path, {"event": "iteration_start", "number": 4})
+    progress = Progress()
+    for _ in range(3):
+        progress = advance(progress, tmp_path)
+    assert progress.iteration == 4

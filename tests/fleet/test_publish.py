@@ -106,3 +106,18 @@ def test_prepare_keeps_the_checkouts_own_unpushed_work(tmp_path: Path, remote: P
     asyncio.run(prepare(_job(remote), tmp_path / "data"))  # a retry on the same worker
     assert (root / "draft.txt").read_text() == "not pushed yet\n"
     assert _git(root, "symbolic-ref", "--short", "HEAD") == BRANCH
+
+
+def test_a_planted_link_for_the_exclude_file_is_replaced_not_written_through(
+        tmp_path: Path, remote: Path) -> None:
+    """The agent works in the checkout: its `.git/info/exclude` may be a link out of it."""
+    root = asyncio.run(prepare(_job(remote), tmp_path / "data"))
+    outside = tmp_path / "outside.txt"
+    outside.write_text("the user's file\n")
+    exclude = root / ".git" / "info" / "exclude"
+    exclude.unlink()
+    exclude.symlink_to(outside)
+    asyncio.run(prepare(_job(remote), tmp_path / "data"))  # a retry on the same worker
+    assert outside.read_text() == "the user's file\n"
+    assert not exclude.is_symlink()
+    assert "/.automaker/events.jsonl" in exclude.read_text()
