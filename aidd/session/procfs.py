@@ -86,18 +86,24 @@ def find_carrying(name: str, value: str) -> list[Carrier]:
     return sorted(found, key=lambda c: c.pid)
 
 
-def _stat_row(path: Path) -> Row | None:
+def _stat_fields(path: Path) -> list[bytes]:
+    """The fields of /proc/PID/stat after the name (state ppid pgrp session ...); [] when the
+    process is gone."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:  # gone
-        return None
+        return []
     try:
         stat = os.read(fd, 4096)  # one read: the table is read on every snapshot of a storm
     except OSError:
-        return None
+        return []
     finally:
         os.close(fd)
-    fields = stat[stat.rfind(b")") + 2 :].split()  # after the name: state ppid pgrp session
+    return stat[stat.rfind(b")") + 2 :].split()
+
+
+def _stat_row(path: Path) -> Row | None:
+    fields = _stat_fields(path)
     if len(fields) < 20:
         return None
     zombie = fields[0] in (b"Z", b"X")
@@ -169,8 +175,7 @@ def tree_cpu_s(roots: list[int]) -> float:
         if pid in seen:
             continue
         seen.add(pid)
-        stat = _read(_PROC / str(pid) / "stat")
-        fields = stat[stat.rfind(b")") + 2 :].split() if stat else []
+        fields = _stat_fields(_PROC / str(pid) / "stat")
         if len(fields) < 15:
             continue  # gone
         total += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
