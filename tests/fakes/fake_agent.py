@@ -25,7 +25,6 @@ Steps: one dict each; its main key names the action, other keys are options.
   {"say": "text"}             an assistant text event in the CLI's own format
   {"tool": {"name", "input", "output", "status", "is_error"}}   a tool call (+ result)
                               "pending": true prints only claude's tool_use (no result yet)
-  {"burn": S}                 use a whole core for S seconds, silently
   {"finish": {...}}           opencode/kilo step_finish (reason, cost, tokens); claude result
   {"result": {...}}           claude result event; the dict overrides its fields
   {"error": {"name", "message", "status", "headers"}}           opencode/kilo error event
@@ -277,12 +276,6 @@ def step_close_output(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
     os.close(null)
 
 
-def step_burn(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
-    end = time.monotonic() + float(arg)
-    while time.monotonic() < end:
-        sum(range(1000))
-
-
 def step_spawn(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
     """Start `argv`; `detach`: double fork + setsid; `ignore`: signals the child ignores."""
     argv = [str(a) for a in arg]
@@ -361,7 +354,6 @@ STEPS = {
     "echo_stdin": step_echo_stdin,
     "read_stdin": step_read_stdin,
     "spawn": step_spawn,
-    "burn": step_burn,
     "ignore": step_ignore,
     "write_file": step_write_file,
     "snapshot": step_snapshot,
