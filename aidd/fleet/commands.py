@@ -4,6 +4,7 @@ dispatches here only when the first argument is `fleet`."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,19 +21,31 @@ _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 def _where(func: Callable[..., Any]) -> Callable[..., Any]:
-    """The options that say which server: --server, --namespace, --temporal-bin."""
-    func = click.option("--temporal-bin", "binary", metavar="PATH", envvar=BINARY_ENV,
-                        help=f"the temporal CLI for the local server [env {BINARY_ENV}; "
-                             "default: the one temporal-bin installed]")(func)
-    func = click.option("--namespace", default="default", show_default=True,
-                        help="the Temporal namespace")(func)
-    return click.option("--server", metavar="HOST:PORT", envvar="AIDD_FLEET_SERVER",
-                        help="a Temporal server [env AIDD_FLEET_SERVER; default: the local "
-                             "server under the user's data dir, started when needed]")(func)
+    """The options that say which server: --server, --profile, --namespace, --temporal-bin;
+    they reach the command as one `where` (actions.Where)."""
 
+    @functools.wraps(func)
+    def placed(*args: Any, server: str | None, profile: str | None, namespace: str | None,
+               binary: str | None, **kwargs: Any) -> Any:
+        where = actions.Where(server, namespace, binary, dict(os.environ), profile)
+        return func(*args, where=where, **kwargs)
 
-def _place(server: str | None, namespace: str, binary: str | None) -> actions.Where:
-    return actions.Where(server, namespace, binary, dict(os.environ))
+    options = [
+        click.option("--server", metavar="HOST:PORT", envvar="AIDD_FLEET_SERVER",
+                     help="a Temporal server [env AIDD_FLEET_SERVER; default: the local server "
+                          "under the user's data dir, started when needed]"),
+        click.option("--profile", metavar="NAME", envvar="AIDD_FLEET_PROFILE",
+                     help="a profile of Temporal's client configuration (its address, TLS, "
+                          "API key; TEMPORAL_* variables apply too) [env AIDD_FLEET_PROFILE]"),
+        click.option("--namespace", help="the Temporal namespace [default: the profile's, "
+                                         "else default]"),
+        click.option("--temporal-bin", "binary", metavar="PATH", envvar=BINARY_ENV,
+                     help=f"the temporal CLI for the local server [env {BINARY_ENV}; "
+                          "default: the one temporal-bin installed]"),
+    ]
+    for option in reversed(options):
+        placed = option(placed)
+    return placed
 
 
 @click.group("fleet", context_settings=_CONTEXT)
@@ -48,42 +61,38 @@ def fleet() -> None:
               help="run a worker here until every project ends [default: with the local "
                    "server yes, with --server no]")
 @_where
-def up(fleet_file: Path, slots: int, worker: bool | None, server: str | None, namespace: str,
-       binary: str | None) -> int:
+def up(fleet_file: Path, slots: int, worker: bool | None, where: actions.Where) -> int:
     """Start or resume every project's run."""
     spec = load_fleet(fleet_file)
-    here = worker if worker is not None else server is None
-    return asyncio.run(actions.up(_place(server, namespace, binary), spec, worker=here,
-                                  slots=slots))
+    here = worker if worker is not None else not where.remote
+    return asyncio.run(actions.up(where, spec, worker=here, slots=slots))
 
 
 @fleet.command(context_settings=_CONTEXT)
 @click.option("--fleet", "fleet_name", metavar="NAME", help="only this fleet's projects")
 @click.option("--json", "as_json", is_flag=True, help="print JSON")
 @_where
-def status(fleet_name: str | None, as_json: bool, server: str | None, namespace: str,
-           binary: str | None) -> int:
+def status(fleet_name: str | None, as_json: bool, where: actions.Where) -> int:
     """One line per project: state, iteration, last result, features passing, cost."""
-    return asyncio.run(actions.status(_place(server, namespace, binary), fleet_name, as_json))
+    return asyncio.run(actions.status(where, fleet_name, as_json))
 
 
 @fleet.command(context_settings=_CONTEXT)
 @click.argument("projects", nargs=-1, metavar="[PROJECT]...")
 @click.option("--now", is_flag=True, help="SIGTERM now instead of after the current attempt")
 @_where
-def stop(projects: tuple[str, ...], now: bool, server: str | None, namespace: str,
-         binary: str | None) -> int:
+def stop(projects: tuple[str, ...], now: bool, where: actions.Where) -> int:
     """Stop projects (all by default) after their current attempt, as `.stop` does."""
-    return asyncio.run(actions.stop(_place(server, namespace, binary), projects, now))
+    return asyncio.run(actions.stop(where, projects, now))
 
 
 @fleet.command(context_settings=_CONTEXT)
 @click.option("--slots", type=click.IntRange(1), default=actions.DEFAULT_SLOTS,
               show_default=True, help="aidd runs at once on this machine")
 @_where
-def worker(slots: int, server: str | None, namespace: str, binary: str | None) -> int:
+def worker(slots: int, where: actions.Where) -> int:
     """A worker: runs the fleet's projects on this machine until SIGINT or SIGTERM."""
-    return asyncio.run(actions.work(_place(server, namespace, binary), slots))
+    return asyncio.run(actions.work(where, slots))
 
 
 @fleet.command(context_settings=_CONTEXT)
@@ -93,15 +102,15 @@ def worker(slots: int, server: str | None, namespace: str, binary: str | None) -
                                               "[default: each project's last run]")
 def report(fleet_file: Path, as_json: bool, since: str | None) -> int:
     """One morning report across the fleet's projects on this machine (their aidd --report)."""
-    where = _place(None, "default", None)
+    where = actions.Where(None, None, None, dict(os.environ))
     return actions.report(where, load_fleet(fleet_file), as_json, since)
 
 
 @fleet.command(context_settings=_CONTEXT)
 @_where
-def down(server: str | None, namespace: str, binary: str | None) -> int:
+def down(where: actions.Where) -> int:
     """Stop the local Temporal server (its database stays; the next command starts it)."""
-    return actions.down(_place(server, namespace, binary))
+    return actions.down(where)
 
 
 def main(args: Sequence[str]) -> int:

@@ -20,6 +20,7 @@ from temporalio.converter import value_to_type
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
+from aidd.fleet.connection import Target, unreachable
 from aidd.fleet.records import (
     TASK_QUEUE,
     WORKFLOW_TYPE,
@@ -31,6 +32,7 @@ from aidd.fleet.records import (
     pool_workflow_id,
     project_workflow_id,
 )
+from aidd.fleet.server import ServerError
 from aidd.fleet.spec import Fleet
 from aidd.fleet.workflows import PoolWorkflow, ProjectWorkflow
 
@@ -55,16 +57,18 @@ class Row:
         return project_workflow_id(self.fleet, self.project)
 
 
-async def connect(address: str, namespace: str) -> Client:
+async def connect(target: Target) -> Client:
     """A client of the server; while the server says its frontend is starting (a local server
-    just started, on a loaded machine: measured), ask again for up to STARTING_WAIT_S."""
+    just started, on a loaded machine: measured), ask again for up to STARTING_WAIT_S. A server
+    that cannot be reached is one line (exit 1), not the SDK's transport dump."""
     deadline = asyncio.get_running_loop().time() + STARTING_WAIT_S
     while True:
         try:
-            return await Client.connect(address, namespace=namespace)
+            return await Client.connect(target.address, namespace=target.namespace,
+                                        **target.options)
         except RuntimeError as err:
             if _STARTING not in str(err) or asyncio.get_running_loop().time() > deadline:
-                raise
+                raise ServerError(unreachable(target, err)) from None
         await asyncio.sleep(RECONNECT_S / 2)
 
 

@@ -105,7 +105,7 @@ class Agent:
     def record(self, extra: dict[str, Any]) -> None:
         if self.record_dir is None:
             return
-        env = {k: v for k, v in os.environ.items() if k.startswith("AIDD_")}
+        env = {k: v for k, v in os.environ.items() if k.startswith(("AIDD_", "TEMPORAL_"))}
         env.update({k: os.environ[k] for k in RECORDED_ENV if k in os.environ})
         data = {"index": self.index, "name": self.name, "argv": sys.argv[2:],
                 "cwd": os.getcwd(), "env": env, "pid": os.getpid(), "pgid": os.getpgid(0),

@@ -141,8 +141,8 @@ class Lab:
                                         **top, "projects": projects}))
         return path
 
-    def run(self, *args: str, timeout: float = 60) -> Result:
-        done = subprocess.run([sys.executable, "-m", "aidd", "fleet", *args], env=self.env,
+    def run(self, *args: str, timeout: float = 60, env: dict[str, str] | None = None) -> Result:
+        done = subprocess.run([sys.executable, "-m", "aidd", "fleet", *args], env=env or self.env,
                               cwd=self.root, capture_output=True, text=True, timeout=timeout,
                               stdin=subprocess.DEVNULL)
         return Result(done.returncode, done.stdout, done.stderr)
