@@ -43,6 +43,7 @@ from aidd.project.stop import request_stop
 from aidd.session import procfs
 
 TERM_WAIT_S = 30.0  # aidd's own kill grace is 5 s; then its process group is killed
+LOOK_S = 0.25  # how often events.jsonl is read: an iteration's end is published this soon
 LOCK_WAIT_S = 60.0  # a lost attempt's aidd may still be ending its agent on this machine
 RESULT_EXITS = (0, 6, 9, 73, 124)
 STALE = ("stale: the branch moved on (a newer attempt pushed); this attempt stopped without "
@@ -125,7 +126,7 @@ async def _watch(proc: asyncio.subprocess.Process, root: Path, progress: Progres
             await pushing.at_end(advance(progress, root))
             raise ApplicationError("the worker shut down; another worker resumes the run")
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(proc.wait(), tick)
+            await asyncio.wait_for(proc.wait(), min(tick, LOOK_S))
             return advance(progress, root)
 
 
