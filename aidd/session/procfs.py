@@ -47,6 +47,13 @@ def start_ticks(pid: int) -> int | None:
     return None if row is None else int(row.start)
 
 
+def running(pid: int, started: object) -> bool:
+    """`pid` is the process that started at `started` ticks, and not a zombie (a killed
+    child its parent has not reaped yet is gone for any use but `wait`)."""
+    row = _stat_row(_PROC / str(pid) / "stat")
+    return row is not None and row.start == started and not row.zombie
+
+
 def same_process(pid: int, started: object) -> bool:
     """Does `pid` still name the process that started at `started` ticks (a zombie does)?
     Without /proc, where no start time can be known: does any process have that pid."""

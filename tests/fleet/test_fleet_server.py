@@ -1,0 +1,58 @@
+"""The local server left to itself overnight: `aidd fleet up` starts it again when it is gone,
+on the same database and port, and that port is one no outgoing connection can take meanwhile
+(below the kernel's ephemeral range)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import psutil
+import pytest
+
+from aidd.fleet import server
+from tests.fleet.lab import Lab, working
+from tests.integration.runs import events
+from tests.waiting import wait_for
+
+pytest.importorskip("temporalio", reason="the fleet extra is not installed")
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(150)]
+
+
+def _ephemeral() -> tuple[int, int]:
+    low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+    return int(low), int(high)
+
+
+def test_the_local_servers_port_is_below_the_ephemeral_range_and_kept(lab: Lab) -> None:
+    assert lab.run("status").code == 0
+    first = json.loads((lab.data_dir / "server.json").read_text())
+    assert server.PORT_FLOOR <= first["port"] < _ephemeral()[0]
+    assert lab.run("down").code == 0
+    (lab.data_dir / "server.json").unlink()  # forgotten: the port comes from the data dir
+    assert lab.run("status").code == 0
+    again = json.loads((lab.data_dir / "server.json").read_text())
+    assert again["port"] == first["port"]
+    assert again["pid"] != first["pid"]
+
+
+def test_up_starts_its_killed_server_again_by_itself(lab: Lab) -> None:
+    projects = {"s0": lab.project("s0", working(10))}
+    # A heartbeat timeout longer than the restart: the run goes on, no retry.
+    up = lab.start("up", str(lab.fleet_file(projects, heartbeat_timeout=20)))
+    wait_for(lambda: lab.mark("s0", "start"), 60, "the agent started")
+    address, pid = lab.server_address(), lab.server_pid()
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    # Nobody runs a command: `up` looks every 2 s and starts it again.
+    wait_for(lambda: lab.server_pid() not in (None, pid) and psutil.pid_exists(
+        lab.server_pid() or 0), 30, "the server started again")
+    assert lab.server_address() == address
+    assert up.wait(90) == 0, lab.output()
+    assert f"aidd fleet: the local Temporal server was gone; started again at {address}" in \
+        lab.output()
+    row = lab.status()["s0"]
+    assert (row["state"], row["exit_code"], row["attempt"]) == ("done", 0, 1)
+    assert len(events(lab.root / "projects" / "s0", "run_start")) == 1  # resumed, not rerun
