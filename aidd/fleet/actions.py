@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -59,8 +59,7 @@ async def up(where: Where, fleet: Fleet, *, worker: bool, slots: int) -> int:
     if not worker:
         print_out(f"fleet {fleet.name}: started; workers run it (aidd fleet worker)\n")
         return int(ExitCode.SUCCESS)
-    async with make_worker(client, slots, where.data_dir, where.environ), _local_kept(where):
-        rows = await _until_signal(control.wait_for(client, fleet.projects))
+    rows = await _serve(where, client, slots, lambda c: control.wait_for(c, fleet.projects))
     if rows is None:
         print_out("aidd fleet: worker stopped; the runs resume with the next worker\n")
         return int(ExitCode.TIMEOUT_OR_SIGNAL)
@@ -70,10 +69,11 @@ async def up(where: Where, fleet: Fleet, *, worker: bool, slots: int) -> int:
 
 async def work(where: Where, slots: int) -> int:
     """A worker until SIGINT or SIGTERM."""
-    client = await where.client()
-    async with make_worker(client, slots, where.data_dir, where.environ), _local_kept(where):
+    async def forever(_client: Client) -> None:
         print_out(f"aidd fleet worker: {slots} slots, task queue ready\n")
-        await _until_signal(asyncio.Event().wait())
+        await asyncio.Event().wait()
+
+    await _serve(where, await where.client(), slots, forever)
     return int(ExitCode.SUCCESS)
 
 
@@ -115,20 +115,40 @@ def report(where: Where, fleet: Fleet, as_json: bool, since: str | None) -> int:
     return int(ExitCode.GENERAL_ERROR if failed else ExitCode.SUCCESS)
 
 
-@contextlib.asynccontextmanager
-async def _local_kept(where: Where) -> AsyncIterator[None]:
-    """Beside a worker on the local server: that server started again whenever it is gone."""
-    if where.remote:
-        yield
-        return
-    binary = server.find_binary(where.binary)
-    task = asyncio.ensure_future(server.keep_running(where.data_dir, binary, print_out))
+async def _serve(where: Where, client: Client, slots: int,
+                 waiting: Callable[[Client], Awaitable[_T]]) -> _T | None:
+    """A worker here until `waiting(client)` ends (None: SIGINT or SIGTERM came first). On the
+    local server, that server is started again whenever it is gone (server.keep_running); if
+    it came back at another address, a new client and worker take over: the old worker shuts
+    down (its aidd runs stopped, their attempts retried by the new one)."""
+    while True:
+        moved: asyncio.Future[server.LocalServer] = asyncio.get_running_loop().create_future()
+        if not where.remote:
+            moved = asyncio.ensure_future(server.keep_running(
+                where.data_dir, server.find_binary(where.binary),
+                client.service_client.config.target_host, print_out))
+        try:
+            async with make_worker(client, slots, where.data_dir, where.environ):
+                ended = await _until_signal(_first(waiting(client), moved))
+        finally:
+            moved.cancel()
+        if not isinstance(ended, server.LocalServer):
+            return ended
+        print_out(f"aidd fleet: connecting the worker to {ended.address}\n")
+        client = await control.connect(connection.Target(ended.address,
+                                                         where.namespace or "default"))
+
+
+async def _first(work: Awaitable[_T], moved: Awaitable[server.LocalServer]
+                 ) -> _T | server.LocalServer:
+    """The result of `work`, unless the local server moved first."""
+    task, watch = asyncio.ensure_future(work), asyncio.ensure_future(moved)
     try:
-        yield
+        await asyncio.wait({task, watch}, return_when=asyncio.FIRST_COMPLETED)
+        return task.result() if task.done() else watch.result()
     finally:
         task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        watch.cancel()
 
 
 async def _until_signal(waiting: Awaitable[_T]) -> _T | None:

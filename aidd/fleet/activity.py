@@ -124,7 +124,8 @@ async def _watch(proc: asyncio.subprocess.Process, root: Path, progress: Progres
             child.terminate(proc)
             await _reap(proc, progress, tick)
             await pushing.at_end(advance(progress, root))
-            raise ApplicationError("the worker shut down; another worker resumes the run")
+            raise ApplicationError("the worker shut down; another worker resumes the run",
+                                   category=ApplicationErrorCategory.BENIGN)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(proc.wait(), min(tick, LOOK_S))
             return advance(progress, root)

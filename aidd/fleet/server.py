@@ -119,25 +119,29 @@ def ensure_server(directory: Path, binary: Path, clock: Clock | None = None) -> 
         return server
 
 
-async def keep_running(directory: Path, binary: Path, said: Callable[[str], None],
-                       every: float = WATCH_S) -> None:
+async def keep_running(directory: Path, binary: Path, address: str,
+                       said: Callable[[str], None], every: float = WATCH_S) -> LocalServer:
     """Start the local server again whenever its process is gone (it crashed, was killed, ran
     out of memory), on the same database and port, so a fleet left to itself overnight goes
-    on: its workers and clients reconnect to the same address by themselves. Runs until
-    cancelled (`aidd fleet up` and a local `aidd fleet worker` run it beside their worker)."""
+    on: its workers and clients reconnect to the same address by themselves. Returns the
+    server when it came back at another address than `address` (its port was taken): the
+    caller's clients must connect anew. `aidd fleet up` and a local worker run it beside their
+    worker."""
     while True:
         await asyncio.sleep(every)
-        if read_state(directory) is not None:
-            continue
-        _reap(_recorded(directory))
-        try:
-            server = await asyncio.to_thread(ensure_server, directory, binary)
-        except AiddError as err:  # tried again at the next look
-            said(f"aidd fleet: the local Temporal server is gone and did not start again: "
-                 f"{err.message}\n")
-            continue
-        said(f"aidd fleet: the local Temporal server was gone; started again at "
-             f"{server.address}\n")
+        found = read_state(directory)
+        if found is None:
+            _reap(_recorded(directory))
+            try:
+                found = await asyncio.to_thread(ensure_server, directory, binary)
+            except AiddError as err:  # tried again at the next look
+                said(f"aidd fleet: the local Temporal server is gone and did not start again: "
+                     f"{err.message}\n")
+                continue
+            said(f"aidd fleet: the local Temporal server was gone; started again at "
+                 f"{found.address}\n")
+        if found.address != address:
+            return found
 
 
 def stop_server(directory: Path, clock: Clock | None = None) -> LocalServer | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 from pathlib import Path
 
 import psutil
@@ -56,3 +57,33 @@ def test_up_starts_its_killed_server_again_by_itself(lab: Lab) -> None:
     row = lab.status()["s0"]
     assert (row["state"], row["exit_code"], row["attempt"]) == ("done", 0, 1)
     assert len(events(lab.root / "projects" / "s0", "run_start")) == 1  # resumed, not rerun
+
+
+def test_a_server_back_on_another_port_gets_a_new_worker(lab: Lab) -> None:
+    projects = {"m0": lab.project("m0", working(6), working(0))}
+    up = lab.start("up", str(lab.fleet_file(projects, heartbeat_timeout=5)))
+    wait_for(lambda: lab.mark("m0", "start"), 60, "the agent started")
+    address, pid = lab.server_address(), lab.server_pid()
+    assert pid is not None
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taker:
+        taker.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        os.kill(pid, signal.SIGKILL)
+        wait_for(lambda: _bound(taker, address), 10, "the old port taken by another program")
+        taker.listen()
+        assert up.wait(120) == 0, lab.output()
+        moved = lab.server_address()
+    assert moved != address
+    out = lab.output()
+    assert f"started again at {moved}" in out
+    assert f"aidd fleet: connecting the worker to {moved}" in out
+    row = lab.status()["m0"]
+    assert (row["state"], row["exit_code"]) == ("done", 0)
+    wait_for(lambda: not lab.leftovers(), 10, "no aidd or agent left")
+
+
+def _bound(sock: socket.socket, address: str) -> bool:
+    try:
+        sock.bind(("127.0.0.1", int(address.rsplit(":", 1)[1])))
+    except OSError:
+        return False
+    return True
