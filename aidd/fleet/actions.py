@@ -17,11 +17,14 @@ from aidd.console import print_out
 from aidd.errors import ExitCode, UsageError
 from aidd.fleet import connection, control, server, show
 from aidd.fleet import report as fleet_report
+from aidd.fleet.progress import this_host
 from aidd.fleet.records import State
 from aidd.fleet.spec import Fleet
 from aidd.fleet.worker import make_worker
 
 DEFAULT_SLOTS = 4
+REPORT_ASK_S = 60.0  # the server's answer to `report`, connecting included
+_ALONE = "reported from this machine's checkouts alone"
 _T = TypeVar("_T")
 
 
@@ -106,12 +109,15 @@ def down(where: Where) -> int:
     return int(ExitCode.SUCCESS)
 
 
-def report(where: Where, fleet: Fleet, as_json: bool, since: str | None) -> int:
-    """One report across the fleet's projects on this machine; 1 when one could not be made."""
-    items = fleet_report.gather(fleet.projects, where.data_dir, since)
+async def report(where: Where, fleet: Fleet, as_json: bool, since: str | None) -> int:
+    """One report across the fleet's projects, from this machine's checkouts and the server's
+    record of runs elsewhere; 1 when a project has no report from anywhere."""
+    rows, note = await _reported_rows(where, fleet.name)
+    items = fleet_report.gather(fleet.projects, where.data_dir, since, rows,
+                                this_host(where.environ))
     view = fleet_report.as_json if as_json else fleet_report.as_text
-    print_out(view(fleet.name, items))
-    failed = any(item.report is None for item in items)
+    print_out(view(fleet.name, items, note))
+    failed = any(item.source is None for item in items)
     return int(ExitCode.GENERAL_ERROR if failed else ExitCode.SUCCESS)
 
 
@@ -149,6 +155,30 @@ async def _first(work: Awaitable[_T], moved: Awaitable[server.LocalServer]
     finally:
         task.cancel()
         watch.cancel()
+
+
+async def _reported_rows(where: Where, fleet: str) -> tuple[dict[str, control.Row], str]:
+    """The server's rows of the fleet's projects, and a note when there are none: a report
+    never starts the local server, it asks it only when it runs."""
+    if where.remote:
+        asking, named = where.client(), "the fleet server"
+    else:
+        local = server.read_state(where.data_dir)
+        if local is None:
+            return {}, f"no fleet server is running here: {_ALONE}"
+        # As Where.client connects to the local server, without starting it.
+        asking = control.connect(connection.Target(local.address,
+                                                   where.namespace or connection.DEFAULT_NAMESPACE))
+        named = f"the local fleet server ({local.address})"
+    try:
+        async with asyncio.timeout(REPORT_ASK_S):
+            rows = await control.fleet_status(await asking, fleet)
+    except UsageError:  # a bad profile: the user's to fix, as in every fleet command
+        raise
+    except Exception as err:  # any failure to ask: report what this machine knows
+        why = str(err).splitlines()[0] if str(err) else err.__class__.__name__
+        return {}, f"{named} could not be asked ({why}): {_ALONE}"
+    return {row.project: row for row in rows}, ""
 
 
 async def _until_signal(waiting: Awaitable[_T]) -> _T | None:

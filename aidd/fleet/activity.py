@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -26,7 +25,7 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 from aidd.clock import SystemClock
 from aidd.fleet import checkout, child
 from aidd.fleet.connection import without_credentials
-from aidd.fleet.progress import advance
+from aidd.fleet.progress import advance, resumed, this_host
 from aidd.fleet.publish import Publisher, Publishing
 from aidd.fleet.records import (
     CONFIG_ERROR,
@@ -61,13 +60,12 @@ class ProjectActivities:
     @activity.defn(name="run_aidd")
     async def run_aidd(self, job: ProjectJob) -> ProjectResult:
         root = await checkout.prepare(job, self.data_dir)
-        progress = _resumed_progress(root)
+        progress = resumed(_carried(), root, this_host(self.environ))
         await _wait_for_lock(root, progress)
         log = self.data_dir / "logs" / job.fleet / f"{job.name}.log"
         proc = await child.spawn(child.aidd_argv(root, job.cli, job.args), root,
                                  {**self.environ, **job.env}, log)
-        progress = replace(progress, host=socket.gethostname(), pid=proc.pid,
-                           attempt=activity.info().attempt)
+        progress = replace(progress, pid=proc.pid, attempt=activity.info().attempt)
         pushing = Publishing(Publisher(root, job.branch) if job.git else None, job.name, log,
                              seen=progress.ended)
         try:
@@ -87,16 +85,15 @@ def _tick(job: ProjectJob) -> float:
     return max(0.2, min(5.0, job.heartbeat_s / 4))
 
 
-def _resumed_progress(root: Path) -> Progress:
-    """The last attempt's heartbeat, or a start at the end of the events so far."""
+def _carried() -> Progress | None:
+    """The last attempt's heartbeat (on any worker), None for the first attempt."""
     details = activity.info().heartbeat_details
     with contextlib.suppress(Exception):  # details of another version: start afresh
         if details:
             found = value_to_type(Progress, details[0])
             if isinstance(found, Progress):
                 return found
-    events = ProjectPaths(root).events
-    return Progress(offset=events.stat().st_size if events.exists() else 0)
+    return None
 
 
 async def _wait_for_lock(root: Path, progress: Progress) -> None:

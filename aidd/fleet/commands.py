@@ -100,10 +100,11 @@ def worker(slots: int, where: actions.Where) -> int:
 @click.option("--json", "as_json", is_flag=True, help="print JSON")
 @click.option("--since", metavar="WHEN", help="the window's start, as aidd --report --since "
                                               "[default: each project's last run]")
-def report(fleet_file: Path, as_json: bool, since: str | None) -> int:
-    """One morning report across the fleet's projects on this machine (their aidd --report)."""
-    where = actions.Where(None, None, None, dict(os.environ))
-    return actions.report(where, load_fleet(fleet_file), as_json, since)
+@_where
+def report(fleet_file: Path, as_json: bool, since: str | None, where: actions.Where) -> int:
+    """One morning report across the fleet's projects: their aidd --report here, the server's
+    record of runs on other machines (never starts the local server)."""
+    return asyncio.run(actions.report(where, load_fleet(fleet_file), as_json, since))
 
 
 @fleet.command(context_settings=_CONTEXT)

@@ -1,21 +1,47 @@
 """A run's progress for heartbeats: read `.automaker/events.jsonl` on from an offset and fold the
-new events into a `Progress` (iteration, last result, cost); the features passing come from the
-project's feature files when an iteration ends."""
+new events into a `Progress` (iteration, results, cost, hosts); the features passing come from
+the project's feature files when an iteration ends. A retry resumes the last attempt's progress,
+reading on in the same file when it runs where that attempt ran."""
 
 from __future__ import annotations
 
 import json
 import os
+import socket
 import stat
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from aidd.fleet.records import Progress
 from aidd.project.features import load_features
 from aidd.project.paths import ProjectPaths
 
 READ_LIMIT = 4 << 20  # bytes read per heartbeat: a huge backlog is caught up in steps
+# The name this machine goes by in the fleet (Progress.host; `aidd fleet report` compares it
+# with the hosts of a run), instead of the host name. A test seam first: the tests run two
+# "machines" (workers with their own data dirs) on one host; also of use where the host name
+# says nothing (a container's).
+HOST_ENV = "AIDD_FLEET_HOST"
+
+
+def this_host(environ: Mapping[str, str]) -> str:
+    """This machine's name in the fleet: $AIDD_FLEET_HOST, else the host name."""
+    return environ.get(HOST_ENV) or socket.gethostname()
+
+
+def resumed(carried: Progress | None, root: Path, host: str) -> Progress:
+    """An attempt's start on `host` in `root`: the last attempt's progress (`carried`, None for
+    the first) read on from its offset when that attempt ran in this same events.jsonl; else
+    (the first attempt, or the last one ran on another machine or in another checkout, whose
+    offset says nothing about this file) from this file's end: what it holds so far is not this
+    run's."""
+    same_file = carried is not None and carried.host == host and carried.root in ("", str(root))
+    if carried is None or not same_file:
+        carried = replace(carried or Progress(), offset=_size(ProjectPaths(root).events))
+    hosts = carried.hosts if host in carried.hosts else [*carried.hosts, host]
+    return replace(carried, host=host, root=str(root), hosts=hosts)
 
 
 def advance(progress: Progress, root: Path) -> Progress:
@@ -43,18 +69,36 @@ def fold(progress: Progress, event: dict[str, Any]) -> Progress:
     """One event's part of the progress."""
     name = str(event.get("event", ""))
     progress = replace(progress, last_event=name)
-    if name == "iteration_start" and isinstance(event.get("number"), int):
+    ts = event.get("ts")
+    if name == "run_start":
+        run = event.get("run")
+        return replace(progress, run_id=run if isinstance(run, str) else "", run_reason="")
+    if name == "iteration_start" and _is_int(event.get("number")):
         return replace(progress, iteration=event["number"])
     if name == "iteration_end":
         cost = event.get("cost_usd")
         result = event.get("result")
         number = event.get("number")
+        amount = cost if isinstance(cost, int | float) and not isinstance(cost, bool) else None
+        by_result = dict(progress.by_result)
+        if _is_int(result):
+            by_result[str(result)] = by_result.get(str(result), 0) + 1
         return replace(progress, ended=progress.ended + 1,
-                       last_ended=number if isinstance(number, int) else progress.last_ended,
-                       result=result if isinstance(result, int) else progress.result,
-                       cost_usd=progress.cost_usd + (cost if isinstance(cost, int | float)
-                                                     else 0.0))
+                       last_ended=number if _is_int(number) else progress.last_ended,
+                       result=result if _is_int(result) else progress.result,
+                       cost_usd=progress.cost_usd + (amount or 0.0),
+                       costs_unknown=progress.costs_unknown + int(amount is None),
+                       by_result=by_result,
+                       last_end_at=ts if isinstance(ts, str) else progress.last_end_at)
+    if name == "run_end":
+        reason = event.get("reason")
+        return replace(progress, run_reason=reason if isinstance(reason, str) else "?",
+                       last_end_at=ts if isinstance(ts, str) else progress.last_end_at)
     return progress
+
+
+def _is_int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def with_features(progress: Progress, paths: ProjectPaths) -> Progress:
@@ -66,6 +110,15 @@ def with_features(progress: Progress, paths: ProjectPaths) -> Progress:
     # vocabulary (issue 18), an invalid file being one not done.
     done = sum(1 for f in files if f.feature is not None and f.feature.done)
     return replace(progress, features_total=len(files), features_passing=done)
+
+
+def _size(path: Path) -> int:
+    """The file's size (0 when there is none or it is not a plain file: read from its start)."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return 0
+    return info.st_size if stat.S_ISREG(info.st_mode) else 0
 
 
 def _read_from(path: Path, offset: int) -> tuple[bytes, int]:

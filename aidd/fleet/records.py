@@ -70,6 +70,15 @@ class Progress:
     ended: int = 0  # iteration_end events seen: the moments a git project's work is pushed
     last_ended: int = 0  # the number of the last iteration that ended
     pushed: str = ""  # a git project: the last commit this run pushed to its branch
+    # What `aidd fleet report` needs of a run whose events.jsonl are on other machines
+    # (summed over the attempts, on every worker; JSON types: result keys are strings):
+    by_result: dict[str, int] = field(default_factory=dict)  # iteration_end result -> count
+    costs_unknown: int = 0  # iteration_end events whose cost_usd was null
+    hosts: list[str] = field(default_factory=list)  # each host that ran an attempt, in order
+    root: str = ""  # the project directory on `host` (its events.jsonl is `offset`'s file)
+    last_end_at: str = ""  # `ts` of the last iteration_end or run_end
+    run_id: str = ""  # the last aidd run's id (run_start's `run`)
+    run_reason: str = ""  # its run_end `reason` once it ended, else ""
 
 
 @dataclass(frozen=True)

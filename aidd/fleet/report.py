@@ -1,9 +1,11 @@
-"""`aidd fleet report`: one morning report across a fleet's projects, built from each project's
-`aidd --report --json` (docs/report.md, schema 1): per project its last run's end, attempts by
-result, features passing, cost; then a total line. Text, or `--json`.
+"""`aidd fleet report`: one morning report across a fleet's projects: per project its last run's
+end, attempts by result, features passing, cost; then a total line. Text, or `--json`.
 
-A `path` project is reported at its path; a `git` project in this machine's checkout of it
-(the worker's data dir), the branch's other attempts being on other machines.
+Per project, from where the run's record is: a run that ran on this machine only (or of which
+the fleet's server knows nothing) from the project's own `aidd --report --json` here
+(docs/report.md, schema 1: a `path` project at its path, a `git` project in this machine's
+checkout); a run that ran, at least partly, on other machines (their events.jsonl never leave
+them), or that has no report here, from the progress the server keeps of its latest run.
 """
 
 from __future__ import annotations
@@ -11,34 +13,65 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from aidd.fleet.checkout import checkout_dir
+from aidd.fleet.control import Row
 from aidd.fleet.records import ProjectJob
+from aidd.reports.morning.fmt import clean, result_name
 
 SCHEMA = 1
 _TIMEOUT_S = 300
 
 
+LOCAL, SERVER = "local", "server"
+
+
 @dataclass(frozen=True)
 class ProjectReport:
-    """One project's line: aidd's report (None when it could not be made, with `error`)."""
+    """One project's line: aidd's report here (`source` local), or the server's progress of
+    its latest run (`source` server, `report` None), or neither (`error` says why)."""
 
     name: str
     dir: str
     report: dict[str, Any] | None
     error: str = ""
+    row: Row | None = None  # the server's view of the project's latest run, when it was asked
+    source: str | None = None  # LOCAL, SERVER, or None: no report from anywhere
 
 
-def gather(jobs: Sequence[ProjectJob], data_dir: Path, since: str | None) -> list[ProjectReport]:
-    return [_one(job, data_dir, since) for job in jobs]
+def gather(jobs: Sequence[ProjectJob], data_dir: Path, since: str | None,
+           rows: Mapping[str, Row] | None = None, here: str = "") -> list[ProjectReport]:
+    """Each project's report; `rows` (by project) are the server's, `here` this machine's
+    name in the fleet (progress.this_host)."""
+    rows = rows or {}
+    return [_one(job, data_dir, since, rows.get(job.name), here) for job in jobs]
 
 
-def _one(job: ProjectJob, data_dir: Path, since: str | None) -> ProjectReport:
-    where = Path(job.path) if job.path else checkout_dir(job, data_dir)
+def _one(job: ProjectJob, data_dir: Path, since: str | None, row: Row | None,
+         here: str) -> ProjectReport:
+    known = row if row is not None and row.progress.hosts else None  # hosts: a run's figures
+    if known is not None and set(known.progress.hosts) != {here}:  # (partly) run elsewhere
+        return ProjectReport(job.name, str(_place(job, data_dir)), None, row=known,
+                             source=SERVER)
+    local = _local(job, data_dir, since)
+    if local.report is not None:
+        return replace(local, row=row, source=LOCAL)
+    if known is not None:  # no report here (the checkout gone, aidd's error): the server's
+        return replace(local, error="", row=known, source=SERVER)
+    return replace(local, row=row)
+
+
+def _place(job: ProjectJob, data_dir: Path) -> Path:
+    return Path(job.path) if job.path else checkout_dir(job, data_dir)
+
+
+def _local(job: ProjectJob, data_dir: Path, since: str | None) -> ProjectReport:
+    """aidd's own report of the project as it is on this machine."""
+    where = _place(job, data_dir)
     if not where.is_dir():
         return ProjectReport(job.name, str(where), None, "not checked out on this machine"
                              if job.git else "no such directory")
@@ -62,6 +95,11 @@ def _one(job: ProjectJob, data_dir: Path, since: str | None) -> ProjectReport:
 
 def summary(item: ProjectReport) -> dict[str, Any]:
     """The figures of one project's line (None where its report has none)."""
+    row = item.row
+    extra = {"source": item.source, "hosts": list(row.progress.hosts) if row else None,
+             "state": row.state.value if row else None}
+    if item.source == SERVER and row is not None:
+        return {**_from_server(item, row), **extra}
     report = item.report or {}
     runs = [r for r in report.get("runs", []) if isinstance(r, dict)]
     attempts = report.get("attempts") or {}
@@ -78,7 +116,26 @@ def summary(item: ProjectReport) -> dict[str, Any]:
         "features_passing": features.get("passing_now"),
         "features_total": features.get("total_now"),
         "became_passing": len(features.get("became_passing") or []) if features else None,
-        "cost_usd": cost,
+        "cost_usd": cost, **extra,
+    }
+
+
+def _from_server(item: ProjectReport, row: Row) -> dict[str, Any]:
+    """The figures the server keeps of the latest run (summed over its attempts, on every
+    worker): what aidd's report would say but features became passing (None: not known)."""
+    p = row.progress
+    cost_known = p.costs_unknown < p.ended or p.ended == 0  # as aidd's report: the known sum
+    return {
+        "project": item.name, "dir": item.dir, "error": None,
+        "last_run": {"run": p.run_id or None, "ended_at": p.last_end_at or None,
+                     "reason": p.run_reason or None, "exit_code": row.exit_code,
+                     "attempts": None},
+        "attempts": p.ended,
+        "by_result": [{"result": code, "label": result_name(code), "count": n}
+                      for code, n in sorted((int(k), n) for k, n in p.by_result.items())],
+        "features_passing": p.features_passing, "features_total": p.features_total,
+        "became_passing": None,
+        "cost_usd": round(p.cost_usd, 6) if cost_known else None,
     }
 
 
@@ -93,15 +150,15 @@ def total(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "cost_usd": round(added("cost_usd"), 4)}
 
 
-def as_json(fleet: str, items: Sequence[ProjectReport]) -> str:
+def as_json(fleet: str, items: Sequence[ProjectReport], note: str = "") -> str:
     rows = [summary(item) for item in items]
     for row, item in zip(rows, items, strict=True):
         row["report"] = item.report  # the project's whole report, as aidd --report --json
     return json.dumps({"schema": SCHEMA, "fleet": fleet, "projects": rows,
-                       "total": total(rows)}, indent=2) + "\n"
+                       "total": total(rows), "note": note or None}, indent=2) + "\n"
 
 
-def as_text(fleet: str, items: Sequence[ProjectReport]) -> str:
+def as_text(fleet: str, items: Sequence[ProjectReport], note: str = "") -> str:
     rows = [summary(item) for item in items]
     width = max(len(r["project"]) for r in rows) if rows else 0
     lines = [f"fleet {fleet}: {len(rows)} project{'s' if len(rows) != 1 else ''}"]
@@ -110,6 +167,8 @@ def as_text(fleet: str, items: Sequence[ProjectReport]) -> str:
     lines.append(f"{'total':<{width}}  {t['reported']}/{t['projects']} reported · attempts "
                  f"{t['attempts']} · features {t['features_passing']}/{t['features_total']} "
                  f"passing (+{t['became_passing']}) · ${t['cost_usd']:.2f}")
+    if note:
+        lines.append(f"note: {note}")
     return "\n".join(lines) + "\n"
 
 
@@ -118,10 +177,24 @@ def _line(row: dict[str, Any]) -> str:
         return f"no report: {row['error']}"
     results = " ".join(f"{r['result']}×{r['count']}" for r in row["by_result"])
     cost = row["cost_usd"]
-    return (f"{_run_end(row['last_run'])} · attempts {row['attempts'] or 0}"
-            f"{f' ({results})' if results else ''} · features {row['features_passing']}/"
-            f"{row['features_total']} passing (+{row['became_passing']}) · "
-            f"{'$' + format(cost, '.2f') if isinstance(cost, int | float) else 'cost unknown'}")
+    money = f"${cost:.2f}" if isinstance(cost, int | float) else "cost unknown"
+    attempts = f"attempts {row['attempts'] or 0}{f' ({results})' if results else ''}"
+    if row["source"] == SERVER:
+        features = (f"features {row['features_passing']}/{row['features_total']} passing"
+                    if row["features_total"] is not None else "features unknown")
+        hosts = ", ".join(clean(h, 80) for h in row["hosts"])
+        return (f"{_server_end(row)} on {hosts} · {attempts} · {features} · {money} "
+                "(from the server)")
+    return (f"{_run_end(row['last_run'])} · {attempts} · features {row['features_passing']}/"
+            f"{row['features_total']} passing (+{row['became_passing']}) · {money}")
+
+
+def _server_end(row: dict[str, Any]) -> str:
+    """The workflow's state (done, running, ...), its exit and the time of the last end."""
+    run = row["last_run"]
+    code, ended = run["exit_code"], str(run["ended_at"] or "")[:16].replace("T", " ")
+    return f"{row['state']}{f' (exit {code})' if code is not None else ''}" \
+           f"{f' at {ended}' if ended else ''}"
 
 
 def _run_end(run: dict[str, Any] | None) -> str:

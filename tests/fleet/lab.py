@@ -128,8 +128,10 @@ class Lab:
         return self.git(other, "rev-parse", "HEAD")
 
     def machine(self, name: str) -> dict[str, str]:
-        """The environment of another machine: its own data dir (checkouts, logs)."""
-        return {**self.env, "XDG_DATA_HOME": str(self.root / name / "share")}
+        """The environment of another machine: its own data dir (checkouts, logs) and its
+        own name in the fleet (AIDD_FLEET_HOST: the processes share this host's name)."""
+        return {**self.env, "XDG_DATA_HOME": str(self.root / name / "share"),
+                "AIDD_FLEET_HOST": name}
 
     def server_address(self) -> str:
         state = json.loads((self.data_dir / "server.json").read_text())

@@ -5,6 +5,8 @@ ends that attempt without overwriting the newer work."""
 
 from __future__ import annotations
 
+import json
+import socket
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,12 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(150)]
 def _writes(path: str, text: str, *, after: float = 0) -> list[dict[str, object]]:
     """An attempt writing `path` (after `after` s: past the fleet's look at the last one)."""
     return [{"sleep": after}, {"write_file": path, "text": text}, *working(0)]
+
+
+def _ends(checkout: Path) -> list[int]:
+    """The results of the iteration_end events in a checkout's events.jsonl."""
+    lines = (checkout / ".automaker" / "events.jsonl").read_text().splitlines()
+    return [e["result"] for e in map(json.loads, lines) if e["event"] == "iteration_end"]
 
 
 def _pushed(lab: Lab, project: str, subject: str) -> bool:
@@ -71,6 +79,19 @@ def test_a_retry_on_another_worker_resumes_from_the_pushed_work(lab: Lab) -> Non
     assert str(Path(other["XDG_DATA_HOME"]) / "aidd" / "fleet" / "checkouts" / "lab" / "k1") \
         in cwds
     assert {"one.txt", "three.txt"} <= set(lab.branch_files("k1"))
+    # The report: the run was partly here (a checkout with the first attempt's events) and
+    # partly on m2, so its line is the server's, over both machines' attempts.
+    res = lab.run("report", str(lab.root / "fleet.yaml"), "--json")
+    assert res.code == 0, res.err
+    got = json.loads(res.out)["projects"][0]
+    assert (got["source"], got["hosts"]) == ("server", [socket.gethostname(), "m2"])
+    ends = {name: _ends(base / "aidd" / "fleet" / "checkouts" / "lab" / "k1")
+            for name, base in (("here", lab.data_dir.parent.parent),
+                               ("m2", Path(other["XDG_DATA_HOME"])))}
+    # All of m2's; of here, what the killed worker's heartbeats told the server before it died.
+    counted = sum(r["count"] for r in got["by_result"])
+    assert len(ends["m2"]) <= counted <= len(ends["m2"]) + len(ends["here"])
+    assert counted == got["attempts"]
     worker.terminate()
     assert worker.wait(60) == 0, lab.output("worker")
 
