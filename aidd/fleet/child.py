@@ -10,29 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import os
 import signal
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
-_PR_SET_PDEATHSIG = 1
+from aidd.session.proctree import dies_with_me
 
 
 def aidd_argv(project_dir: Path, cli: str, args: list[str]) -> list[str]:
     """Plain aidd, with the interpreter running the worker (the same install of aidd)."""
     return [sys.executable, "-m", "aidd", "--project-dir", str(project_dir), "--cli", cli, *args]
-
-
-def _die_with_parent(parent: int) -> Callable[[], None]:
-    def setup() -> None:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-        if os.getppid() != parent:  # the worker died before prctl: nobody would tell us
-            os._exit(124)
-
-    return setup
 
 
 async def spawn(argv: list[str], cwd: Path, env: Mapping[str, str],
@@ -43,7 +32,7 @@ async def spawn(argv: list[str], cwd: Path, env: Mapping[str, str],
         return await asyncio.create_subprocess_exec(
             *argv, cwd=cwd, env=dict(env), stdin=asyncio.subprocess.DEVNULL, stdout=sink,
             stderr=asyncio.subprocess.STDOUT, start_new_session=True,
-            preexec_fn=_die_with_parent(os.getpid()) if sys.platform == "linux" else None)
+            preexec_fn=dies_with_me(signal.SIGTERM))
 
 
 def terminate(proc: asyncio.subprocess.Process) -> None:

@@ -13,12 +13,14 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
+from typing import cast
 
 import psutil
 
 from aidd.clock import Clock
 from aidd.session import procfs
 
+_PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 _POLL_S = 0.05
 _AFTER_KILL_S = 1.0
@@ -29,15 +31,40 @@ Scan = Callable[[], list[psutil.Process]]
 
 
 @cache
+def _prctl() -> Callable[..., int] | None:
+    """libc's prctl (Linux), looked up once: never in a forked child, where the dynamic
+    loader's lock may be held by a thread that no longer exists."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return cast("Callable[..., int]", ctypes.CDLL(None, use_errno=True).prctl)
+    except (OSError, AttributeError):
+        return None
+
+
+@cache
 def enable_subreaper() -> bool:
     """Linux: orphaned descendants (double fork, setsid) are re-parented to aidd (SUP-41)."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
-    except (OSError, AttributeError):
-        return False
+    prctl = _prctl()
+    return prctl is not None and prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+
+
+def dies_with_me(sig: signal.Signals) -> Callable[[], None] | None:
+    """A `preexec_fn` (Linux; else None) by which the child gets `sig` when this process's
+    calling thread dies (PR_SET_PDEATHSIG): spawn from a thread that lives as long as the
+    process (its main thread, an event loop's). A child whose parent died before the call
+    exits at once, since nobody would signal it then."""
+    prctl = _prctl()
+    if prctl is None:
+        return None
+    parent = os.getpid()
+
+    def setup() -> None:
+        prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(128 + sig)
+
+    return setup
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,8 @@ import pexpect
 from pexpect import fdpexpect
 from pexpect.spawnbase import SpawnBase
 
+from aidd.session.proctree import dies_with_me
+
 ROWS, COLUMNS = 50, 200
 READ_SIZE = 1 << 16
 
@@ -160,6 +162,10 @@ class AgentProcess:
                 stdout=self.terminal.slave_fd,
                 stderr=self.terminal.slave_fd,
                 start_new_session=True,
+                # Linux: the kernel SIGKILLs the agent if aidd dies without ending it (kill -9,
+                # a crash, the OOM killer): no agent runs on unsupervised, and paid for, until
+                # the next run's sweep. Its descendants carry the run's mark for that sweep.
+                preexec_fn=dies_with_me(signal.SIGKILL),
             )
         except BaseException:
             os.close(stdin_write)

@@ -5,13 +5,12 @@ leads to killing the original's agent, and a record that proves nothing is not a
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -78,10 +77,8 @@ def test_lock_of_a_killed_aidd_is_reclaimed_with_a_warning(
         assert lock.exists()
         first.kill()
         first.wait(timeout=10)
-    agent_pid = fake_agent.records()[0].get("pid")
-    if isinstance(agent_pid, int):  # the orphaned agent may outlive aidd; end it here
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(agent_pid, signal.SIGKILL)
+    agent_pid = fake_agent.records()[0]["pid"]
+    wait_for(lambda: not running(agent_pid), 10, "the agent's end with aidd")
     assert lock.exists()
     res = run_aidd("--project-dir", str(project), "--max-iterations", "1", *WIDE_LIMITS, env=env)
     assert res.code == 0, res.err
@@ -89,6 +86,25 @@ def test_lock_of_a_killed_aidd_is_reclaimed_with_a_warning(
     assert "reclaim" in (res.err + res.out).lower()
     assert len(fake_agent.records()) == 2
     assert not lock.exists()
+
+
+def test_an_agent_ignoring_sigterm_dies_with_a_killed_aidd(
+        env: dict[str, str], fake_agent: FakeAgent, project: Path, tmp_path: Path) -> None:
+    """aidd killed with SIGKILL cannot end its agent: the kernel does (PR_SET_PDEATHSIG), so
+    no agent runs on unsupervised, and paid for, until the next run's sweep."""
+    feature(project, description="d")
+    fake_agent.script([{"ignore": ["TERM", "HUP", "INT"]}, {"line": "working"}, {"sleep": 60},
+                       {"exit": 0}])
+    with started(env, tmp_path, "--project-dir", str(project), "--max-iterations", "1",
+                 *WIDE_LIMITS) as first:
+        wait_for(lambda: "working" in console(tmp_path), 20, "the agent at work")
+        agent_pid = fake_agent.records()[0]["pid"]
+        assert running(agent_pid)
+        first.kill()
+        first.wait(timeout=10)
+        killed = time.monotonic()
+        wait_for(lambda: not running(agent_pid), 10, "the agent's end with aidd")
+    assert time.monotonic() - killed < 10
 
 
 @pytest.mark.parametrize("kind", ["symlink", "hardlink", "fifo"])
