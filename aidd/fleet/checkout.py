@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aidd.fleet.gitrun import git, revision
+from aidd.fleet.gitrun import TIP_REF, current_branch, git, is_ancestor, revision
 from aidd.fleet.records import ProjectJob
 from aidd.fsio import FileTooLargeError, UnsafePathError, make_dirs, read_file, write_atomic
 from aidd.project.checkpoints import RUNTIME, RUNTIME_GLOBS
@@ -31,7 +31,7 @@ async def prepare(job: ProjectJob, data_dir: Path) -> Path:
     await git(target, "fetch", "--quiet", "origin")
     remote = await revision(target, f"refs/remotes/origin/{job.branch}")
     if not remote:  # a new branch from the default head, with what this checkout holds
-        if await _current_branch(target) != job.branch:
+        if await current_branch(target) != job.branch:
             await git(target, "checkout", "--quiet", "-B", job.branch)
     elif not await _holds(target, job.branch, remote):
         await git(target, "checkout", "--quiet", "--force", "-B", job.branch, remote)
@@ -40,18 +40,18 @@ async def prepare(job: ProjectJob, data_dir: Path) -> Path:
 
 
 async def _holds(target: Path, branch: str, remote: str) -> bool:
-    """This checkout is on `branch` at the pushed head or ahead of it (its own lost attempt's
-    work, committed but not pushed, or not committed yet): keep it. Behind or diverged: the
+    """This checkout is on `branch` and its own last commit (the fleet's tip ref), or its HEAD,
+    is at the pushed head or ahead of it: a lost attempt's work, committed but not pushed, or
+    not committed yet. Keep it; a tip ahead of HEAD (an attempt cut off before it settled)
+    becomes the branch's head and index, the files staying as they are. Behind or diverged: the
     remote is newer, and this checkout's leftovers are a stale attempt's."""
-    if await _current_branch(target) != branch:
+    if await current_branch(target) != branch:
         return False
-    done = await git(target, "merge-base", "--is-ancestor", remote, "HEAD", check=False)
-    return done.ok
-
-
-async def _current_branch(target: Path) -> str:
-    done = await git(target, "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
-    return done.out if done.ok else ""
+    tip = await revision(target, TIP_REF)
+    if tip and await is_ancestor(target, remote, tip):
+        await git(target, "reset", "--quiet", "--mixed", tip)
+        return True
+    return await is_ancestor(target, remote, "HEAD")
 
 
 def exclude_runtime(target: Path) -> None:

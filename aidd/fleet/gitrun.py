@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,7 @@ SAFE = (*SAFE_GIT, "-c", "commit.gpgsign=false")
 # Who the fleet's commits say made them: no git identity needs to be configured on a worker.
 IDENTITY = {"GIT_AUTHOR_NAME": "aidd fleet", "GIT_AUTHOR_EMAIL": "aidd-fleet@localhost",
             "GIT_COMMITTER_NAME": "aidd fleet", "GIT_COMMITTER_EMAIL": "aidd-fleet@localhost"}
+TIP_REF = "refs/aidd/fleet/tip"  # a checkout's last commit for its branch, pushed or not
 TIMEOUT_S = 600.0  # a clone of a big project may take minutes; a hung push must not stay
 _QUIET = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true"}  # never wait for a password
 
@@ -32,10 +34,12 @@ class Done:
         return self.code == 0
 
 
-async def git(cwd: Path, *args: str, check: bool = True) -> Done:
-    """`git ARGS` in `cwd`; with `check`, a failure is the activity's (retried) error."""
+async def git(cwd: Path, *args: str, check: bool = True,
+              env: Mapping[str, str] | None = None) -> Done:
+    """`git ARGS` in `cwd` (with `env` added); with `check`, a failure is the activity's
+    (retried) error."""
     proc = await asyncio.create_subprocess_exec(
-        "git", *SAFE, *args, cwd=cwd, env={**os.environ, **IDENTITY, **_QUIET},
+        "git", *SAFE, *args, cwd=cwd, env={**os.environ, **IDENTITY, **_QUIET, **(env or {})},
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE)
     try:
@@ -52,7 +56,19 @@ async def git(cwd: Path, *args: str, check: bool = True) -> Done:
     return done
 
 
-async def revision(cwd: Path, name: str) -> str:
-    """The commit `name` points at, or "" when there is none."""
-    done = await git(cwd, "rev-parse", "--verify", "--quiet", f"{name}^{{commit}}", check=False)
+async def revision(cwd: Path, name: str, kind: str = "commit") -> str:
+    """The commit (or other object `kind`) `name` names, or "" when there is none."""
+    peeled = name if name.endswith("}") else f"{name}^{{{kind}}}"
+    done = await git(cwd, "rev-parse", "--verify", "--quiet", peeled, check=False)
     return done.out if done.ok else ""
+
+
+async def current_branch(cwd: Path) -> str:
+    """The branch HEAD is on, or "" (detached)."""
+    done = await git(cwd, "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
+    return done.out if done.ok else ""
+
+
+async def is_ancestor(cwd: Path, older: str, newer: str) -> bool:
+    """`older` is `newer` or one of its ancestors."""
+    return (await git(cwd, "merge-base", "--is-ancestor", older, newer, check=False)).ok

@@ -90,6 +90,10 @@ def fold(progress: Progress, event: dict[str, Any]) -> Progress:
                        costs_unknown=progress.costs_unknown + int(amount is None),
                        by_result=by_result,
                        last_end_at=ts if isinstance(ts, str) else progress.last_end_at)
+    if name == "checkpoint" and str(event.get("label", "")).endswith("-end"):
+        commit, number = event.get("commit"), event.get("number")
+        return replace(progress, end_checkpoint=commit if isinstance(commit, str) else "",
+                       end_checkpoint_of=number if _is_int(number) else 0)
     if name == "run_end":
         reason = event.get("reason")
         return replace(progress, run_reason=reason if isinstance(reason, str) else "?",

@@ -5,15 +5,20 @@ branch moved on (a newer attempt pushed) makes this attempt stale: it never over
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
 
 from aidd.clock import SystemClock
-from aidd.fleet.gitrun import Done, git, revision
+from aidd.fleet.gitrun import TIP_REF, Done, current_branch, git, is_ancestor, revision
 from aidd.fleet.records import Progress
+from aidd.project.checkpoints import METADATA
 from aidd.project.paths import ProjectPaths
 from aidd.project.stop import request_stop
+
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 class Push(Enum):
@@ -25,25 +30,31 @@ class Push(Enum):
 
 @dataclass
 class Publisher:
-    """Commits and pushes one checkout's work to `branch` of its `origin`."""
+    """Commits and pushes one checkout's work to `branch` of its `origin`, without touching the
+    checkout's HEAD, index or files while aidd runs (the next agent may be at work, and may use
+    git itself): a commit is made from a tree with `commit-tree` and pushed by its id; only
+    `settle`, when aidd ended, brings the checkout's branch and index to the last commit."""
 
     root: Path
     branch: str
     stale: bool = False
     head: str = ""  # the last commit pushed
+    tip: str = ""  # the last commit made, pushed or not: the next one's first parent
     error: str = ""  # why the last push failed
 
-    async def publish(self, message: str) -> Push:
+    async def publish(self, message: str, tree_of: str = "") -> Push:
+        """Commit the tree of `tree_of` (aidd's `NNN-end` checkpoint: the work tree exactly as
+        the iteration left it) or, without one, of the work tree now; then push the branch."""
         if self.stale:
             return Push.REJECTED
-        committed = await self._commit(message)
-        head = await revision(self.root, "HEAD")
-        if not committed and head == await revision(self.root, self._tracking):
+        await self._commit(message, tree_of)
+        if not self.tip or self.tip == self.head or (
+                not self.head and self.tip == await revision(self.root, self._tracking)):
             return Push.NOTHING
         done = await git(self.root, "push", "--porcelain", "origin",
-                         f"HEAD:refs/heads/{self.branch}", check=False)
+                         f"{self.tip}:refs/heads/{self.branch}", check=False)
         if done.ok:
-            self.head, self.error = head, ""
+            self.head, self.error = self.tip, ""
             return Push.PUSHED
         self.error = _why(done)
         if _rejected(done.out):
@@ -51,20 +62,63 @@ class Publisher:
             return Push.REJECTED
         return Push.FAILED
 
+    async def settle(self) -> None:
+        """aidd ended: the checkout's branch at the last commit and its index at that tree (the
+        files stay as they are), so `git status` in it is clean and a retry here resumes it."""
+        if not self.tip or await current_branch(self.root) != self.branch:
+            return
+        await git(self.root, "reset", "--quiet", "--mixed", self.tip, check=False)
+
     @property
     def _tracking(self) -> str:
         return f"refs/remotes/origin/{self.branch}"
 
-    async def _commit(self, message: str) -> bool:
-        """Commit every change of the work tree; False when there was none (or git failed:
-        the next iteration tries again)."""
-        if not (await git(self.root, "add", "--all", check=False)).ok:
-            return False
-        if (await git(self.root, "diff", "--cached", "--quiet", check=False)).ok:
-            return False
-        done = await git(self.root, "commit", "--quiet", "--no-verify", "-m", message,
-                         check=False)
-        return done.ok
+    async def _commit(self, message: str, tree_of: str) -> None:
+        """A commit of the tree on top of the branch (and of the agent's own commits, when it
+        made some: a second parent), kept as `tip`; none when nothing changed, or git failed
+        (the next iteration tries again)."""
+        tree = (await revision(self.root, f"{tree_of}^{{tree}}", "tree")
+                if _OBJECT_ID.fullmatch(tree_of) else "")  # events.jsonl is the agent's too
+        tree = tree or await self._snapshot()
+        base = self.tip or await revision(self.root, self._tracking) or \
+            await revision(self.root, "HEAD")
+        if not self.tip and not await revision(self.root, self._tracking):
+            self.tip = base  # a new branch: pushed from where it starts, even with no change
+        if not tree:
+            return
+        head = await revision(self.root, "HEAD")
+        parents = [p for p in (base, head) if p]
+        if base and head and (head == base or await is_ancestor(self.root, head, base)):
+            parents = [base]
+        if len(parents) == 1 and tree == await revision(self.root, f"{base}^{{tree}}", "tree"):
+            return
+        argv = ["commit-tree", tree, *(a for p in parents for a in ("-p", p)), "-m", message]
+        done = await git(self.root, *argv, check=False)
+        if done.ok and done.out:
+            self.tip = done.out
+            await git(self.root, "update-ref", TIP_REF, self.tip, check=False)
+
+    async def _snapshot(self) -> str:
+        """The work tree's tree now, as aidd's checkpoints see it: what `git add --all` takes
+        (the project's .gitignore and the checkout's exclude file apply: no runtime file) and
+        aidd's feature metadata, through an index of its own."""
+        index = self.root / ".git" / "aidd-fleet.index"
+        env = {"GIT_INDEX_FILE": str(index)}
+        try:
+            if await revision(self.root, "HEAD"):
+                await git(self.root, "read-tree", "HEAD", env=env, check=False)
+            if not (await git(self.root, "add", "--all", env=env, check=False)).ok:
+                return ""
+            # As aidd's checkpoints record them: a retry elsewhere needs the features even
+            # where the project's .gitignore hides .automaker/.
+            metadata = [m for m in METADATA if os.path.lexists(self.root / m)]
+            if metadata:
+                await git(self.root, "add", "--all", "--force", "--", *metadata, env=env,
+                          check=False)
+            done = await git(self.root, "write-tree", env=env, check=False)
+            return done.out if done.ok else ""
+        finally:
+            index.unlink(missing_ok=True)
 
 
 def _why(done: Done) -> str:
@@ -91,30 +145,38 @@ class Publishing:
     seen: int = 0  # the iteration_end count published for
 
     async def after_iteration(self, progress: Progress) -> Progress:
+        """The iteration's `NNN-end` checkpoint's tree when aidd recorded one (the default),
+        else the work tree as it is now."""
         if progress.ended <= self.seen:
             return progress
         self.seen = progress.ended
-        return await self._publish(progress, f"iteration {progress.last_ended}")
+        exact = progress.end_checkpoint if progress.end_checkpoint_of == progress.last_ended \
+            and progress.last_ended else ""
+        return await self._publish(progress, f"iteration {progress.last_ended}", exact)
 
     async def at_end(self, progress: Progress) -> Progress:
-        """Once aidd ended: what its last iteration (if not yet published) and its end left."""
+        """Once aidd ended: what its last iteration (if not yet published) and its end left,
+        then the checkout settled on that commit."""
         moment = "end of run"
         if progress.ended > self.seen:
             self.seen = progress.ended
             moment = f"iteration {progress.last_ended}, {moment}"
-        return await self._publish(progress, moment)
+        progress = await self._publish(progress, moment)
+        if self.publisher is not None and not self.publisher.stale:
+            await self.publisher.settle()
+        return progress
 
     @property
     def stale(self) -> bool:
         return self.publisher is not None and self.publisher.stale
 
-    async def _publish(self, progress: Progress, moment: str) -> Progress:
+    async def _publish(self, progress: Progress, moment: str, exact: str = "") -> Progress:
         publisher = self.publisher
         if publisher is None or publisher.stale:
             return progress
         pushed = await publisher.publish(
             f"aidd fleet: {self.name}, {moment}\n\nattempt {progress.attempt} on "
-            f"{progress.host}, aidd pid {progress.pid}")
+            f"{progress.host}, aidd pid {progress.pid}", exact)
         if pushed is Push.REJECTED:
             paths = ProjectPaths(publisher.root)
             request_stop(paths.root, paths.stop, SystemClock().now())

@@ -79,6 +79,8 @@ class Progress:
     last_end_at: str = ""  # `ts` of the last iteration_end or run_end
     run_id: str = ""  # the last aidd run's id (run_start's `run`)
     run_reason: str = ""  # its run_end `reason` once it ended, else ""
+    end_checkpoint: str = ""  # the commit of aidd's last `NNN-end` checkpoint (exact tree)
+    end_checkpoint_of: int = 0  # its attempt's number NNN
 
 
 @dataclass(frozen=True)

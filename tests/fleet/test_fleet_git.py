@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,10 +24,14 @@ def _writes(path: str, text: str, *, after: float = 0) -> list[dict[str, object]
     return [{"sleep": after}, {"write_file": path, "text": text}, *working(0)]
 
 
+def _events(checkout: Path, name: str) -> list[dict[str, Any]]:
+    lines = (checkout / ".automaker" / "events.jsonl").read_text().splitlines()
+    return [e for e in map(json.loads, lines) if e["event"] == name]
+
+
 def _ends(checkout: Path) -> list[int]:
     """The results of the iteration_end events in a checkout's events.jsonl."""
-    lines = (checkout / ".automaker" / "events.jsonl").read_text().splitlines()
-    return [e["result"] for e in map(json.loads, lines) if e["event"] == "iteration_end"]
+    return [e["result"] for e in _events(checkout, "iteration_end")]
 
 
 def _pushed(lab: Lab, project: str, subject: str) -> bool:
@@ -34,8 +39,10 @@ def _pushed(lab: Lab, project: str, subject: str) -> bool:
 
 
 def test_each_iteration_is_pushed_to_the_projects_branch(lab: Lab) -> None:
-    projects = {"g0": lab.git_project("g0", _writes("one.txt", "1\n"),
-                                      _writes("two.txt", "2\n", after=2),
+    # The second agent writes at once, then works on: iteration 1's commit is still exactly
+    # its end (aidd's 001-end checkpoint), whatever the next agent wrote before the fleet looked.
+    second = [{"write_file": "two.txt", "text": "2\n"}, {"sleep": 1.5}, *working(0)]
+    projects = {"g0": lab.git_project("g0", _writes("one.txt", "1\n"), second,
                                       args=["--max-iterations", "2"])}
     up = lab.start("up", str(lab.fleet_file(projects)))
     assert up.wait(90) == 0, lab.output()
@@ -45,6 +52,12 @@ def test_each_iteration_is_pushed_to_the_projects_branch(lab: Lab) -> None:
     assert "one.txt" in ours[0].files
     assert "two.txt" not in ours[0].files
     assert "two.txt" in ours[1].files
+    checkout = lab.data_dir / "checkouts" / "lab" / "g0"
+    ends = {e["label"]: e["commit"] for e in _events(checkout, "checkpoint")}
+    assert lab.git(lab.remote("g0"), "rev-parse", f"{ours[0].sha}^{{tree}}") == \
+        lab.git(checkout, "rev-parse", f"{ends['001-end']}^{{tree}}")
+    assert lab.git(checkout, "status", "--porcelain") == ""  # settled on the last commit
+    assert lab.git(checkout, "rev-parse", "HEAD") == lab.branch_log("g0")[-1].sha
     files = lab.branch_files("g0")
     assert {"README.md", "one.txt", "two.txt"} <= set(files)
     assert not [f for f in files if f.startswith((".automaker/iterations",

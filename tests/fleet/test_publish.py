@@ -16,6 +16,7 @@ pytest.importorskip("temporalio", reason="the fleet extra is not installed")
 from aidd.fleet.checkout import checkout_dir, prepare
 from aidd.fleet.publish import Publisher, Push
 from aidd.fleet.records import ProjectJob
+from aidd.project.checkpoints import CheckpointStore
 
 BRANCH = "aidd/night"
 USER = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@localhost", "GIT_COMMITTER_NAME": "t",
@@ -121,3 +122,101 @@ def test_a_planted_link_for_the_exclude_file_is_replaced_not_written_through(
     assert outside.read_text() == "the user's file\n"
     assert not exclude.is_symlink()
     assert "/.automaker/events.jsonl" in exclude.read_text()
+
+
+def _index(root: Path) -> str:
+    return _git(root, "ls-files", "--stage")
+
+
+def test_an_iteration_is_published_exactly_as_its_end_checkpoint_recorded_it(
+        tmp_path: Path, remote: Path) -> None:
+    """The next agent may be writing already: the pushed tree is aidd's `NNN-end` checkpoint,
+    and while aidd runs the checkout's HEAD, index and files are left alone."""
+    root = asyncio.run(prepare(_job(remote), tmp_path / "data"))
+    start = _git(root, "rev-parse", "HEAD")
+    (root / "done.txt").write_text("iteration 1\n")
+    end = CheckpointStore(root, "run1", os.environ).record("001-end")
+    (root / "next.txt").write_text("iteration 2 began\n")  # after the checkpoint
+    index = _index(root)
+    publisher = Publisher(root, BRANCH)
+    assert asyncio.run(publisher.publish("iteration 1", end.commit)) is Push.PUSHED
+    assert _git(remote, "ls-tree", "-r", "--name-only", BRANCH).split() == \
+        ["README.md", "done.txt"]
+    assert _git(root, "rev-parse", "HEAD") == start  # untouched while aidd runs
+    assert _index(root) == index
+    assert (root / "next.txt").exists()
+    # aidd ended: the last snapshot, then the checkout settles on it, clean.
+    assert asyncio.run(publisher.publish("end of run")) is Push.PUSHED
+    asyncio.run(publisher.settle())
+    assert _git(root, "rev-parse", "HEAD") == publisher.head == _head(remote)
+    assert _git(root, "status", "--porcelain") == ""
+    assert _git(remote, "log", "--format=%s", BRANCH).splitlines()[:2] == \
+        ["end of run", "iteration 1"]
+
+
+def test_a_forged_checkpoint_id_is_ignored_for_the_work_tree(
+        tmp_path: Path, remote: Path) -> None:
+    """events.jsonl lies in the project: its `commit` may be anything the agent wrote."""
+    root = asyncio.run(prepare(_job(remote), tmp_path / "data"))
+    (root / "work.txt").write_text("done\n")
+    publisher = Publisher(root, BRANCH)
+    for forged in ("--output=/tmp/x", "HEAD~1", "0" * 39):
+        assert asyncio.run(publisher.publish("iteration", forged)) in (Push.PUSHED,
+                                                                       Push.NOTHING)
+    assert _git(remote, "ls-tree", "-r", "--name-only", BRANCH).split() == \
+        ["README.md", "work.txt"]
+
+
+def test_the_agents_own_commits_stay_in_the_branchs_history(
+        tmp_path: Path, remote: Path) -> None:
+    root = asyncio.run(prepare(_job(remote), tmp_path / "data"))
+    publisher = Publisher(root, BRANCH)
+    (root / "a.txt").write_text("a\n")
+    assert asyncio.run(publisher.publish("iteration 1")) is Push.PUSHED
+    (root / "b.txt").write_text("b\n")
+    _git(root, "add", "b.txt")
+    _git(root, "commit", "-qm", "the agent's own commit")
+    mine = _git(root, "rev-parse", "HEAD")
+    assert asyncio.run(publisher.publish("iteration 2")) is Push.PUSHED
+    parents = _git(remote, "log", "-1", "--format=%P", BRANCH).split()
+    assert parents[1] == mine
+    assert _git(remote, "ls-tree", "-r", "--name-only", BRANCH).split() == \
+        ["README.md", "a.txt", "b.txt"]
+
+
+def test_a_retry_after_an_attempt_cut_off_before_it_settled_keeps_its_files(
+        tmp_path: Path, remote: Path) -> None:
+    """The worker died mid-run: the checkout's HEAD is still where the run began; the retry
+    here puts the branch at the last pushed commit and keeps the files as they are."""
+    root = asyncio.run(prepare(_job(remote), tmp_path / "data"))
+    publisher = Publisher(root, BRANCH)
+    (root / "a.txt").write_text("a\n")
+    assert asyncio.run(publisher.publish("iteration 1")) is Push.PUSHED
+    (root / "partial.txt").write_text("half of iteration 2\n")  # then kill -9
+    asyncio.run(prepare(_job(remote), tmp_path / "data"))
+    assert _git(root, "rev-parse", "HEAD") == publisher.head
+    assert (root / "partial.txt").read_text() == "half of iteration 2\n"
+    assert _git(root, "status", "--porcelain") == "?? partial.txt"
+
+
+def test_feature_metadata_is_published_where_gitignore_hides_automaker(
+        tmp_path: Path, remote: Path) -> None:
+    """As aidd's checkpoints record it (a retry on another machine needs the features); the
+    runtime files stay out either way."""
+    root = asyncio.run(prepare(_job(remote), tmp_path / "data"))
+    (root / ".gitignore").write_text(".automaker/\n")
+    made = root / ".automaker" / "features" / "new" / "feature.json"
+    made.parent.mkdir(parents=True)
+    made.write_text('{"id": "new"}\n')
+    (root / ".automaker" / "todo.md").write_text("- [ ] x\n")
+    (root / ".automaker" / "events.jsonl").write_text("{}\n")
+    end = CheckpointStore(root, "run1", os.environ).record("001-end")
+    publisher = Publisher(root, BRANCH)
+    assert asyncio.run(publisher.publish("iteration 1", end.commit)) is Push.PUSHED
+    from_checkpoint = _git(remote, "rev-parse", f"{BRANCH}^{{tree}}")
+    (root / "more.txt").write_text("more\n")
+    assert asyncio.run(publisher.publish("end of run")) is Push.PUSHED  # a snapshot
+    assert _git(remote, "ls-tree", "-r", "--name-only", BRANCH).split() == [
+        ".automaker/features/new/feature.json", ".automaker/todo.md", ".gitignore",
+        "README.md", "more.txt"]
+    assert _git(remote, "diff", "--name-only", from_checkpoint, BRANCH) == "more.txt"
