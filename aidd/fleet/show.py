@@ -19,8 +19,9 @@ def _record(row: Row) -> dict[str, Any]:
             "iteration": p.iteration, "last_result": p.result, "exit_code": row.exit_code,
             "features_passing": p.features_passing, "features_total": p.features_total,
             "cost_usd": round(p.cost_usd, 4), "last_event": p.last_event or None,
-            "attempt": p.attempt or None, "host": p.host or None, "pushed": p.pushed or None,
-            "message": row.message}
+            "attempt": p.attempt or None, "host": p.host or None, "hosts": p.hosts,
+            "by_result": dict(sorted(p.by_result.items(), key=lambda kv: int(kv[0]))),
+            "pushed": p.pushed or None, "message": row.message}
 
 
 def as_text(rows: Sequence[Row]) -> str:

@@ -86,6 +86,8 @@ def test_a_retry_on_another_worker_resumes_from_the_pushed_work(lab: Lab) -> Non
     wait_for(lambda: lab.status()["k1"]["state"] == "done", 90, "the retry's end")
     row = lab.status()["k1"]
     assert (row["exit_code"], row["attempt"]) == (0, 2)
+    assert (row["host"], row["hosts"]) == ("m2", [socket.gethostname(), "m2"])
+    assert sum(row["by_result"].values()) >= 1
     seen = lab.fakes["k1"].record_dir / "seen-one"
     assert seen.read_text() == "first attempt\n"  # the retry started from the pushed state
     cwds = {r["cwd"] for r in lab.fakes["k1"].records()}

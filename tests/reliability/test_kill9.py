@@ -40,11 +40,14 @@ OK = [{"init": True}, {"say": "done"}, {"finish": True}]
 
 
 def _during_agent(job: Job, rng: random.Random) -> list[int]:
+    """The agent's descendants: the agent itself dies with aidd (PR_SET_PDEATHSIG, checked in
+    one_kill), its children and a detached grandchild outlive it until the next run."""
     job.fake.script(ORPHAN_TREE)
     job.start("--max-iterations", "1")
     wait_for(lambda: job.fake.pid("grandchild") and job.fake.pid("child"), 30, "agent tree")
     _pause(rng, 0.3)
-    return job.tree_pids()
+    agents = {r["pid"] for r in job.fake.records()}
+    return [p for p in job.tree_pids() if p not in agents]
 
 
 def _during_metadata(job: Job, rng: random.Random) -> list[int]:
@@ -82,7 +85,9 @@ def one_kill(base: Path, index: int, point: str, seed: int) -> None:
         job.kill9()
         assert corrupt_files(job.automaker) == []
         assert (job.automaker / "aidd.lock").exists()
-        assert all(running(p) for p in orphans), "the orphans should outlive aidd"
+        agents = [r["pid"] for r in job.fake.records()]
+        wait_for(lambda: not any(running(p) for p in agents), 10, "the agent's end with aidd")
+        assert all(running(p) for p in orphans), "the agent's descendants should outlive aidd"
         job.fake.script(OK)
         done = job.run("--max-iterations", "1", "--idle-timeout", "10")
         assert done.code == 0, done.err
