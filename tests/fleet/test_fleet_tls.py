@@ -71,8 +71,11 @@ def test_a_server_behind_tls_refuses_a_plain_or_a_certless_client_in_one_line(la
             assert res.code == 1, res.out + res.err
             lines = res.err.strip().splitlines()
             assert len(lines) == 1, res.err
-            assert lines[0].startswith(f"aidd: error: cannot connect to the Temporal server at "
-                                       f"{front}: transport error; "), lines[0]
+            # The SDK's words vary with timing ("transport error; ConnectionReset" mostly,
+            # "operation was canceled" on a loaded machine): one line with a reason.
+            head = f"aidd: error: cannot connect to the Temporal server at {front}: "
+            assert lines[0].startswith(head), lines[0]
+            assert len(lines[0]) > len(head)
         assert seen.clients == []  # no handshake went through
         assert seen.authorization == []
 
