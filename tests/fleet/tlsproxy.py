@@ -99,18 +99,24 @@ def tls_front(upstream: str, ca: trustme.CA, *, client_cert: bool) -> Iterator[t
 
     async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                    headers: _Headers | None) -> None:
-        with contextlib.suppress(OSError, ConnectionError):
-            while data := await reader.read(65536):
-                if headers is not None:
-                    headers.feed(data)
-                writer.write(data)
-                await writer.drain()
-        writer.close()
+        try:
+            with contextlib.suppress(OSError, ConnectionError):
+                while data := await reader.read(65536):
+                    if headers is not None:
+                        headers.feed(data)
+                    writer.write(data)
+                    await writer.drain()
+        finally:
+            writer.close()  # the other side's end, passed on (also when cancelled)
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peercert")
         seen.clients.append(peer.get("subjectAltName") if peer else None)
-        up_reader, up_writer = await asyncio.open_connection(host, int(port))
+        try:
+            up_reader, up_writer = await asyncio.open_connection(host, int(port))
+        except OSError:
+            writer.close()
+            return
         await asyncio.gather(pipe(reader, up_writer, _Headers(seen)),
                              pipe(up_reader, writer, None), return_exceptions=True)
 
@@ -125,6 +131,8 @@ def tls_front(upstream: str, ca: trustme.CA, *, client_cert: bool) -> Iterator[t
         for task in others:
             task.cancel()
         await asyncio.gather(*others, return_exceptions=True)
+        await server.wait_closed()
+        await asyncio.sleep(0.1)  # the closed transports' last callbacks, before the loop ends
 
     thread = threading.Thread(target=lambda: loop.run_until_complete(main()), daemon=True)
     thread.start()
