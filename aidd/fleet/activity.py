@@ -42,7 +42,6 @@ from aidd.project.stop import request_stop
 from aidd.session import procfs
 
 TERM_WAIT_S = 30.0  # aidd's own kill grace is 5 s; then its process group is killed
-LOOK_S = 0.25  # how often events.jsonl is read: an iteration's end is published this soon
 LOCK_WAIT_S = 60.0  # a lost attempt's aidd may still be ending its agent on this machine
 RESULT_EXITS = (0, 6, 9, 73, 124)
 STALE = ("stale: the branch moved on (a newer attempt pushed); this attempt stopped without "
@@ -113,7 +112,9 @@ async def _wait_for_lock(root: Path, progress: Progress) -> None:
 async def _watch(proc: asyncio.subprocess.Process, root: Path, progress: Progress,
                  tick: float, pushing: Publishing) -> Progress:
     """Heartbeat the progress until aidd ends, publishing a git project's work after each
-    iteration; a worker shutting down stops aidd, publishes, and fails the attempt."""
+    iteration (exactly as it ended: its checkpoint's tree, so the look need not be quick; a
+    look every 0.25 s measured 3 % of a core with 20 projects, one per tick 0.4 %); a worker
+    shutting down stops aidd, publishes, and fails the attempt."""
     while True:
         progress = await _beating(pushing.after_iteration, advance(progress, root), tick)
         activity.heartbeat(progress)
@@ -124,7 +125,7 @@ async def _watch(proc: asyncio.subprocess.Process, root: Path, progress: Progres
             raise ApplicationError("the worker shut down; another worker resumes the run",
                                    category=ApplicationErrorCategory.BENIGN)
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(proc.wait(), min(tick, LOOK_S))
+            await asyncio.wait_for(proc.wait(), tick)
             return advance(progress, root)
 
 
