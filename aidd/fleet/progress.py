@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from aidd.fleet.records import Progress
+from aidd.fleet.records import ENDS_KEPT, Progress
 from aidd.project.features import load_features
 from aidd.project.paths import ProjectPaths
 
@@ -83,7 +83,10 @@ def fold(progress: Progress, event: dict[str, Any]) -> Progress:
         by_result = dict(progress.by_result)
         if _is_int(result):
             by_result[str(result)] = by_result.get(str(result), 0) + 1
-        return replace(progress, ended=progress.ended + 1,
+        tree = progress.end_checkpoint if _is_int(number) and number == \
+            progress.end_checkpoint_of else ""
+        end = f"{number if _is_int(number) else '?'} {tree}".rstrip()
+        return replace(progress, ended=progress.ended + 1, ends=[*progress.ends, end][-ENDS_KEPT:],
                        last_ended=number if _is_int(number) else progress.last_ended,
                        result=result if _is_int(result) else progress.result,
                        cost_usd=progress.cost_usd + (amount or 0.0),

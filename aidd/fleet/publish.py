@@ -145,14 +145,19 @@ class Publishing:
     seen: int = 0  # the iteration_end count published for
 
     async def after_iteration(self, progress: Progress) -> Progress:
-        """The iteration's `NNN-end` checkpoint's tree when aidd recorded one (the default),
-        else the work tree as it is now."""
+        """One commit per iteration that ended since the last look, in order, each its
+        `NNN-end` checkpoint's tree when aidd recorded one (the default); the last without one
+        is the work tree as it is now, an earlier one without one is left to the next."""
         if progress.ended <= self.seen:
             return progress
+        ends = progress.ends or [str(progress.last_ended)]  # details of an older version
+        first = progress.ended - len(ends) + 1  # the count of ends[0]
+        for count in range(max(self.seen + 1, first), progress.ended + 1):
+            number, _, tree = ends[count - first].partition(" ")
+            if tree or count == progress.ended:
+                progress = await self._publish(progress, f"iteration {number}", tree)
         self.seen = progress.ended
-        exact = progress.end_checkpoint if progress.end_checkpoint_of == progress.last_ended \
-            and progress.last_ended else ""
-        return await self._publish(progress, f"iteration {progress.last_ended}", exact)
+        return progress
 
     async def at_end(self, progress: Progress) -> Progress:
         """Once aidd ended: what its last iteration (if not yet published) and its end left,

@@ -16,6 +16,7 @@ CONFIG_ERROR = "AiddConfigError"  # the non-retryable error type: exit 2, 3, 7 o
 CONFIG_EXITS = (2, 3, 7, 8)
 COMPLETE_EXITS = (0, 73)
 STOPPED_EXITS = (6, 124)
+ENDS_KEPT = 20
 BUDGET_EXIT = 9
 
 
@@ -81,6 +82,10 @@ class Progress:
     run_reason: str = ""  # its run_end `reason` once it ended, else ""
     end_checkpoint: str = ""  # the commit of aidd's last `NNN-end` checkpoint (exact tree)
     end_checkpoint_of: int = 0  # its attempt's number NNN
+    # The last ENDS_KEPT iteration_ends, oldest first, as "N COMMIT" (COMMIT: its `N-end`
+    # checkpoint, "" without one): each is published as its own commit, however close together
+    # they ended. The last of them is iteration_end number `ended`.
+    ends: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,9 @@ import pytest
 pytest.importorskip("temporalio", reason="the fleet extra is not installed")
 
 from aidd.fleet.checkout import checkout_dir, prepare
-from aidd.fleet.publish import Publisher, Push
-from aidd.fleet.records import ProjectJob
+from aidd.fleet.progress import fold
+from aidd.fleet.publish import Publisher, Publishing, Push
+from aidd.fleet.records import Progress, ProjectJob
 from aidd.project.checkpoints import CheckpointStore
 
 BRANCH = "aidd/night"
@@ -220,3 +221,44 @@ def test_feature_metadata_is_published_where_gitignore_hides_automaker(
         ".automaker/features/new/feature.json", ".automaker/todo.md", ".gitignore",
         "README.md", "more.txt"]
     assert _git(remote, "diff", "--name-only", from_checkpoint, BRANCH) == "more.txt"
+
+
+def test_iterations_ending_within_one_look_get_a_commit_each(
+        tmp_path: Path, remote: Path) -> None:
+    """Two quick iterations and a third without a checkpoint, all seen at one look: one
+    commit per iteration, the first two exactly as their checkpoints recorded them."""
+    root = asyncio.run(prepare(_job(remote), tmp_path / "data"))
+    store = CheckpointStore(root, "run1", os.environ)
+    events = []
+    for number in (1, 2):
+        (root / f"it{number}.txt").write_text(f"{number}\n")
+        point = store.record(f"{number:03d}-end")
+        events += [{"event": "checkpoint", "number": number, "label": f"{number:03d}-end",
+                    "commit": point.commit},
+                   {"event": "iteration_end", "number": number, "result": 0}]
+    (root / "it3.txt").write_text("3\n")
+    events.append({"event": "iteration_end", "number": 3, "result": 1})  # no checkpoint
+    progress = Progress()
+    for event in events:
+        progress = fold(progress, event)
+    assert progress.ends == [f"1 {events[0]['commit']}", f"2 {events[2]['commit']}", "3"]
+    publishing = Publishing(Publisher(root, BRANCH), "p", tmp_path / "p.log")
+    progress = asyncio.run(publishing.after_iteration(progress))
+    log = _git(remote, "log", "--reverse", "--format=%s", BRANCH).splitlines()
+    assert log[-3:] == ["aidd fleet: p, iteration 1", "aidd fleet: p, iteration 2",
+                        "aidd fleet: p, iteration 3"]
+    for back, files in ((2, ["README.md", "it1.txt"]), (1, ["README.md", "it1.txt", "it2.txt"]),
+                        (0, ["README.md", "it1.txt", "it2.txt", "it3.txt"])):
+        assert _git(remote, "ls-tree", "-r", "--name-only", f"{BRANCH}~{back}").split() == files
+    assert progress.pushed == _head(remote)
+    assert asyncio.run(publishing.after_iteration(progress)) == progress  # nothing new
+
+
+def test_a_progress_without_ends_from_an_older_worker_publishes_the_work_tree(
+        tmp_path: Path, remote: Path) -> None:
+    root = asyncio.run(prepare(_job(remote), tmp_path / "data"))
+    (root / "w.txt").write_text("w\n")
+    publishing = Publishing(Publisher(root, BRANCH), "p", tmp_path / "p.log")
+    asyncio.run(publishing.after_iteration(Progress(ended=1, last_ended=4)))
+    assert _git(remote, "log", "-1", "--format=%s", BRANCH) == "aidd fleet: p, iteration 4"
+    assert "w.txt" in _git(remote, "ls-tree", "-r", "--name-only", BRANCH).split()
