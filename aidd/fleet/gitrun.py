@@ -6,12 +6,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from temporalio.exceptions import ApplicationError
 
+from aidd.fleet.connection import without_credentials
 from aidd.project.checkpoints import SAFE_GIT
 
 SAFE = (*SAFE_GIT, "-c", "commit.gpgsign=false")
@@ -34,12 +34,17 @@ class Done:
         return self.code == 0
 
 
-async def git(cwd: Path, *args: str, check: bool = True,
-              env: Mapping[str, str] | None = None) -> Done:
-    """`git ARGS` in `cwd` (with `env` added); with `check`, a failure is the activity's
-    (retried) error."""
+def git_environ() -> dict[str, str]:
+    """The environment of the fleet's git: the worker's without its Temporal credentials (a
+    filter the agent configured in the checkout's .git/config runs inside `git add`), with
+    aidd fleet's identity and no password prompt."""
+    return {**without_credentials(os.environ), **IDENTITY, **_QUIET}
+
+
+async def git(cwd: Path, *args: str, check: bool = True) -> Done:
+    """`git ARGS` in `cwd`; with `check`, a failure is the activity's (retried) error."""
     proc = await asyncio.create_subprocess_exec(
-        "git", *SAFE, *args, cwd=cwd, env={**os.environ, **IDENTITY, **_QUIET, **(env or {})},
+        "git", *SAFE, *args, cwd=cwd, env=git_environ(),
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE)
     try:

@@ -5,16 +5,24 @@ branch moved on (a newer attempt pushed) makes this attempt stale: it never over
 
 from __future__ import annotations
 
-import os
+import asyncio
 import re
 from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
 
 from aidd.clock import SystemClock
-from aidd.fleet.gitrun import TIP_REF, Done, current_branch, git, is_ancestor, revision
+from aidd.fleet.gitrun import (
+    TIP_REF,
+    Done,
+    current_branch,
+    git,
+    git_environ,
+    is_ancestor,
+    revision,
+)
 from aidd.fleet.records import Progress
-from aidd.project.checkpoints import METADATA
+from aidd.project.checkpoints import CheckpointError, CheckpointStore
 from aidd.project.paths import ProjectPaths
 from aidd.project.stop import request_stop
 
@@ -80,9 +88,9 @@ class Publisher:
         tree = (await revision(self.root, f"{tree_of}^{{tree}}", "tree")
                 if _OBJECT_ID.fullmatch(tree_of) else "")  # events.jsonl is the agent's too
         tree = tree or await self._snapshot()
-        base = self.tip or await revision(self.root, self._tracking) or \
-            await revision(self.root, "HEAD")
-        if not self.tip and not await revision(self.root, self._tracking):
+        tracking = await revision(self.root, self._tracking)
+        base = self.tip or tracking or await revision(self.root, "HEAD")
+        if not self.tip and not tracking:
             self.tip = base  # a new branch: pushed from where it starts, even with no change
         if not tree:
             return
@@ -99,24 +107,15 @@ class Publisher:
             await git(self.root, "update-ref", TIP_REF, self.tip, check=False)
 
     async def _snapshot(self) -> str:
-        """The work tree's tree now, as aidd's checkpoints see it: what `git add --all` takes
-        (the project's .gitignore and the checkout's exclude file apply: no runtime file) and
-        aidd's feature metadata, through an index of its own."""
+        """The work tree's tree now, as aidd's checkpoints record it (runtime files out, the
+        feature metadata in even where .gitignore hides `.automaker/`: a retry elsewhere
+        needs it), through an index of its own; "" when git failed."""
         index = self.root / ".git" / "aidd-fleet.index"
-        env = {"GIT_INDEX_FILE": str(index)}
+        store = CheckpointStore(self.root, "fleet", git_environ())
         try:
-            if await revision(self.root, "HEAD"):
-                await git(self.root, "read-tree", "HEAD", env=env, check=False)
-            if not (await git(self.root, "add", "--all", env=env, check=False)).ok:
-                return ""
-            # As aidd's checkpoints record them: a retry elsewhere needs the features even
-            # where the project's .gitignore hides .automaker/.
-            metadata = [m for m in METADATA if os.path.lexists(self.root / m)]
-            if metadata:
-                await git(self.root, "add", "--all", "--force", "--", *metadata, env=env,
-                          check=False)
-            done = await git(self.root, "write-tree", env=env, check=False)
-            return done.out if done.ok else ""
+            return await asyncio.to_thread(store.tree, index)
+        except CheckpointError:
+            return ""
         finally:
             index.unlink(missing_ok=True)
 

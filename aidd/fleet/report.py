@@ -11,6 +11,7 @@ them), or that has no report here, from the progress the server keeps of its lat
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from aidd.fleet.checkout import checkout_dir
+from aidd.fleet.connection import without_credentials
 from aidd.fleet.control import Row
 from aidd.fleet.records import ProjectJob
 from aidd.reports.morning.fmt import clean, result_name
@@ -79,7 +81,8 @@ def _local(job: ProjectJob, data_dir: Path, since: str | None) -> ProjectReport:
             *(["--since", since] if since else [])]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, check=False,
-                              stdin=subprocess.DEVNULL, timeout=_TIMEOUT_S)
+                              stdin=subprocess.DEVNULL, timeout=_TIMEOUT_S,
+                              env=without_credentials(os.environ))
     except subprocess.TimeoutExpired:
         return ProjectReport(job.name, str(where), None, f"aidd --report took over {_TIMEOUT_S} s")
     try:

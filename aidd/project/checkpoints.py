@@ -101,16 +101,8 @@ class CheckpointStore:
                 "GIT_WORK_TREE": str(repo.work_tree), "GIT_INDEX_FILE": str(index)}
 
     def record(self, label: str) -> Checkpoint:
-        repo, index = self.repo, self.root / INDEX
-        env = self.git_env(index)
-        self._seed_index(repo, index)
-        ignored = self._ignored(env)
-        self.git(env, "add", "-A", "--", ".", *_excludes(ignored))
-        # The metadata needs its own forced add only where the user's .gitignore hides it.
-        metadata = [m for m in METADATA if m in ignored and (self.root / m).exists()]
-        if metadata:
-            self.git(env, "add", "-A", "-f", "--", *metadata)
-        tree = self.git(env, "write-tree")
+        env = self.git_env(self.root / INDEX)
+        tree = self.tree(self.root / INDEX)
         ref = f"{REF_ROOT}/{self.run_id}/{label}"
         if self._last is not None and tree == self._last_tree:
             # Nothing changed since the last checkpoint (the usual case between one attempt's
@@ -124,6 +116,20 @@ class CheckpointStore:
         self.git(env, "update-ref", ref, commit)
         self._last, self._last_tree = commit, tree
         return Checkpoint(label, ref, commit, files, tree)
+
+    def tree(self, index: Path) -> str:
+        """The work tree's tree now, as a checkpoint records it (runtime files left out, the
+        metadata in even where .gitignore hides it), built in `index` (a file under the
+        project) and written to the object store: no commit, no ref."""
+        env = self.git_env(index)
+        self._seed_index(self.repo, index)
+        ignored = self._ignored(env)
+        self.git(env, "add", "-A", "--", ".", *_excludes(ignored))
+        # The metadata needs its own forced add only where the user's .gitignore hides it.
+        metadata = [m for m in METADATA if m in ignored and (self.root / m).exists()]
+        if metadata:
+            self.git(env, "add", "-A", "-f", "--", *metadata)
+        return self.git(env, "write-tree")
 
     def prune(self, keep_runs: int) -> list[str]:
         """Delete the refs of every run but the newest `keep_runs` (run ids begin with their

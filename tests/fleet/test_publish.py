@@ -262,3 +262,18 @@ def test_a_progress_without_ends_from_an_older_worker_publishes_the_work_tree(
     asyncio.run(publishing.after_iteration(Progress(ended=1, last_ended=4)))
     assert _git(remote, "log", "-1", "--format=%s", BRANCH) == "aidd fleet: p, iteration 4"
     assert "w.txt" in _git(remote, "ls-tree", "-r", "--name-only", BRANCH).split()
+
+
+def test_a_filter_the_agent_configured_sees_no_temporal_credentials(
+        tmp_path: Path, remote: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent can write the checkout's .git/config: a clean filter runs inside the fleet's
+    `git add`, with the fleet's environment, which holds no TEMPORAL_* variable."""
+    monkeypatch.setenv("TEMPORAL_API_KEY", "the-workers-key")
+    root = asyncio.run(prepare(_job(remote), tmp_path / "data"))
+    seen = tmp_path / "filter-env.txt"
+    _git(root, "config", "filter.spy.clean", f"env > {seen}; cat")
+    (root / ".gitattributes").write_text("*.txt filter=spy\n")
+    (root / "work.txt").write_text("done\n")
+    assert asyncio.run(Publisher(root, BRANCH).publish("iteration 1")) is Push.PUSHED
+    assert "PATH=" in seen.read_text()  # the filter ran
+    assert "TEMPORAL_" not in seen.read_text()
