@@ -50,8 +50,12 @@ class Where:
         target = connection.remote(self.server, self.namespace, self.profile, self.environ)
         if target is None:
             local = server.ensure_server(self.data_dir, server.find_binary(self.binary))
-            target = connection.Target(local.address, self.namespace or "default")
+            target = self.local(local.address)
         return await control.connect(target)
+
+    def local(self, address: str) -> connection.Target:
+        """The local server at `address`: plain, no TLS (Temporal's configuration unread)."""
+        return connection.Target(address, self.namespace or connection.DEFAULT_NAMESPACE)
 
 
 async def up(where: Where, fleet: Fleet, *, worker: bool, slots: int) -> int:
@@ -141,8 +145,7 @@ async def _serve(where: Where, client: Client, slots: int,
         if not isinstance(ended, server.LocalServer):
             return ended
         print_out(f"aidd fleet: connecting the worker to {ended.address}\n")
-        client = await control.connect(connection.Target(ended.address,
-                                                         where.namespace or "default"))
+        client = await control.connect(where.local(ended.address))
 
 
 async def _first(work: Awaitable[_T], moved: Awaitable[server.LocalServer]
@@ -166,9 +169,7 @@ async def _reported_rows(where: Where, fleet: str) -> tuple[dict[str, control.Ro
         local = server.read_state(where.data_dir)
         if local is None:
             return {}, f"no fleet server is running here: {_ALONE}"
-        # As Where.client connects to the local server, without starting it.
-        asking = control.connect(connection.Target(local.address,
-                                                   where.namespace or connection.DEFAULT_NAMESPACE))
+        asking = control.connect(where.local(local.address))  # found running, not started
         named = f"the local fleet server ({local.address})"
     try:
         async with asyncio.timeout(REPORT_ASK_S):
