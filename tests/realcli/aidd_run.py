@@ -17,6 +17,7 @@ from . import clis
 from .mock_server import MockServer
 
 AIDD_CLI = {"claude": "claude-code", "opencode": "opencode", "kilo": "kilocode"}
+NUDGE_MARK = "aidd has seen no output from you"  # prompts/nudge.md
 SPEC = "# Hello\n\nA project that holds one greeting file, hello.txt.\n"
 
 

@@ -21,12 +21,15 @@ class ReplyKind(enum.Enum):
     GARBAGE = "garbage"  # 200 text/event-stream carrying bytes that are not the protocol
 
 
+GREETING = "hello from the mock\n"  # what the mock's write_file writes unless told otherwise
+
+
 @dataclass(frozen=True)
 class Reply:
     kind: ReplyKind
     text: str = "Done."
     path: str = "hello.txt"
-    content: str = "hello from the mock\n"
+    content: str = GREETING
     command: str = "echo mock-shell-ok"
     retry_after_s: int = 1
     chunk_delay_s: float = 0.0  # pause between SSE events, to look like a real stream

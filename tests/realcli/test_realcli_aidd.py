@@ -11,16 +11,14 @@ import re
 import pytest
 
 from . import clis
-from .aidd_run import AiddRun, leftovers, run_aidd
+from .aidd_run import NUDGE_MARK, AiddRun, leftovers, run_aidd
 from .conftest import StartMock, require_cli
 from .prompts import MIB, big_prompt
 from .recording import sha256_text
-from .scenario import Reply, ReplyKind, Scenario
+from .scenario import GREETING, Reply, ReplyKind, Scenario
 
 pytestmark = [pytest.mark.realcli, pytest.mark.timeout(240)]
 
-NUDGE_MARK = "aidd has seen no output from you"  # prompts/nudge.md
-GREETING = "hello from the mock\n"
 # (nudge, kill) after silence: the nudge must come after the CLI's first request (kilo needs
 # ~7 s to start on an idle 2-core machine), the kill after the relaunched CLI asked again (kilo:
 # its session list and export take ~5 s each before the relaunch starts).

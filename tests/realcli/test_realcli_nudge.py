@@ -13,17 +13,15 @@ from typing import Any
 import pytest
 
 from . import clis
-from .aidd_run import AiddRun, run_aidd
+from .aidd_run import NUDGE_MARK, AiddRun, run_aidd
 from .conftest import StartMock, require_cli
 from .recording import RecordedRequest
-from .scenario import Reply, ReplyKind, Scenario
+from .scenario import GREETING, Reply, ReplyKind, Scenario
 
 pytestmark = [pytest.mark.realcli, pytest.mark.timeout(240)]
 
-NUDGE_MARK = "aidd has seen no output from you"  # prompts/nudge.md
 TASK_MARK = "TASK-MARK-5b1f"
 TASK = f"Create hello.txt with a greeting. {TASK_MARK}"
-GREETING = "hello from the mock\n"
 CLAUDE_DELAY_S = 3  # claude starts in ~0.5 s: a slow start (many MCP servers, a cold disk)
 
 

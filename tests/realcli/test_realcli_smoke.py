@@ -12,7 +12,7 @@ from .flows import deliver, launch, run_to_end
 from .observe import event_label, session_id
 from .prompts import HELLO
 from .recording import sha256_text
-from .scenario import Reply, Scenario
+from .scenario import GREETING, Reply, Scenario
 
 pytestmark = pytest.mark.realcli
 
@@ -31,7 +31,7 @@ def test_hello_writes_a_file_through_the_cli_tool(
     require_cli(cli)
     target = sandbox.project / "hello.txt"
     mock = start_mock(
-        Scenario([Reply.write_file(str(target), "hello from the mock\n"), Reply.final("All done.")])
+        Scenario([Reply.write_file(str(target), GREETING), Reply.final("All done.")])
     )
     proc = launch(cli, clis.fresh_argv(cli), mock, sandbox)
     try:
@@ -43,7 +43,7 @@ def test_hello_writes_a_file_through_the_cli_tool(
     kinds = {event_label(line) for line in stdout.splitlines()}
     primary = mock.primary_requests()
     assert result == {"exit_code": 0, "ended_by": "self"}, stdout[-2000:]
-    assert target.read_text() == "hello from the mock\n"
+    assert target.read_text() == GREETING
     assert EXPECTED_EVENTS[cli] <= kinds, sorted(kinds)
     assert session_id(stdout)
     assert len(primary) == 2
