@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeGuard
 
 from temporalio.exceptions import ApplicationError
 
@@ -32,6 +34,14 @@ class Done:
     @property
     def ok(self) -> bool:
         return self.code == 0
+
+
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def is_object_id(text: object) -> TypeGuard[str]:
+    """A full SHA-1 or SHA-256 object id (and nothing git could read as an option)."""
+    return isinstance(text, str) and _OBJECT_ID.fullmatch(text) is not None
 
 
 def git_environ() -> dict[str, str]:

@@ -14,10 +14,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from aidd.fleet.gitrun import is_object_id
 from aidd.fleet.records import ENDS_KEPT, Progress
 from aidd.project.features import load_features
 from aidd.project.paths import ProjectPaths
 
+TEXT_LIMIT = 200  # characters kept of an event's string (a name, a run id, a time)
 READ_LIMIT = 4 << 20  # bytes read per heartbeat: a huge backlog is caught up in steps
 # The name this machine goes by in the fleet (Progress.host; `aidd fleet report` compares it
 # with the hosts of a run), instead of the host name. A test seam first: the tests run two
@@ -66,42 +68,50 @@ def advance(progress: Progress, root: Path) -> Progress:
 
 
 def fold(progress: Progress, event: dict[str, Any]) -> Progress:
-    """One event's part of the progress."""
-    name = str(event.get("event", ""))
+    """One event's part of the progress. events.jsonl lies in the project, where the agent can
+    write too: what is kept of an event is bounded (short strings, small numbers, object ids
+    only), so a forged line cannot swell the heartbeat past what the server takes."""
+    name = _text(event.get("event"))
     progress = replace(progress, last_event=name)
-    ts = event.get("ts")
+    ts = _text(event.get("ts")) or None
+    number = event.get("number") if _small(event.get("number")) else None
     if name == "run_start":
-        run = event.get("run")
-        return replace(progress, run_id=run if isinstance(run, str) else "", run_reason="")
-    if name == "iteration_start" and _is_int(event.get("number")):
-        return replace(progress, iteration=event["number"])
+        return replace(progress, run_id=_text(event.get("run")), run_reason="")
+    if name == "iteration_start" and number is not None:
+        return replace(progress, iteration=number)
     if name == "iteration_end":
         cost = event.get("cost_usd")
-        result = event.get("result")
-        number = event.get("number")
+        result = event.get("result") if _small(event.get("result")) else None
         amount = cost if isinstance(cost, int | float) and not isinstance(cost, bool) else None
         by_result = dict(progress.by_result)
-        if _is_int(result):
+        if result is not None:
             by_result[str(result)] = by_result.get(str(result), 0) + 1
-        tree = progress.end_checkpoint if _is_int(number) and number == \
+        tree = progress.end_checkpoint if number is not None and number == \
             progress.end_checkpoint_of else ""
-        end = f"{number if _is_int(number) else '?'} {tree}".rstrip()
+        end = f"{'?' if number is None else number} {tree}".rstrip()
         return replace(progress, ended=progress.ended + 1, ends=[*progress.ends, end][-ENDS_KEPT:],
-                       last_ended=number if _is_int(number) else progress.last_ended,
-                       result=result if _is_int(result) else progress.result,
+                       last_ended=progress.last_ended if number is None else number,
+                       result=progress.result if result is None else result,
                        cost_usd=progress.cost_usd + (amount or 0.0),
                        costs_unknown=progress.costs_unknown + int(amount is None),
-                       by_result=by_result,
-                       last_end_at=ts if isinstance(ts, str) else progress.last_end_at)
-    if name == "checkpoint" and str(event.get("label", "")).endswith("-end"):
-        commit, number = event.get("commit"), event.get("number")
-        return replace(progress, end_checkpoint=commit if isinstance(commit, str) else "",
-                       end_checkpoint_of=number if _is_int(number) else 0)
+                       by_result=by_result, last_end_at=ts or progress.last_end_at)
+    if name == "checkpoint" and _text(event.get("label")).endswith("-end"):
+        commit = event.get("commit")
+        return replace(progress, end_checkpoint=commit if is_object_id(commit) else "",
+                       end_checkpoint_of=number or 0)
     if name == "run_end":
-        reason = event.get("reason")
-        return replace(progress, run_reason=reason if isinstance(reason, str) else "?",
-                       last_end_at=ts if isinstance(ts, str) else progress.last_end_at)
+        return replace(progress, run_reason=_text(event.get("reason")) or "?",
+                       last_end_at=ts or progress.last_end_at)
     return progress
+
+
+def _text(value: object, limit: int = TEXT_LIMIT) -> str:
+    return value[:limit] if isinstance(value, str) else ""
+
+
+def _small(value: object) -> TypeGuard[int]:
+    """An iteration number or a result as aidd writes them (not a forged 4,000-digit one)."""
+    return _is_int(value) and 0 <= value < 1 << 31
 
 
 def _is_int(value: object) -> TypeGuard[int]:

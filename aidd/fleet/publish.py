@@ -6,7 +6,7 @@ branch moved on (a newer attempt pushed) makes this attempt stale: it never over
 from __future__ import annotations
 
 import asyncio
-import re
+import contextlib
 from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
@@ -19,14 +19,14 @@ from aidd.fleet.gitrun import (
     git,
     git_environ,
     is_ancestor,
+    is_object_id,
     revision,
 )
 from aidd.fleet.records import Progress
+from aidd.fsio import unlink
 from aidd.project.checkpoints import CheckpointError, CheckpointStore
 from aidd.project.paths import ProjectPaths
 from aidd.project.stop import request_stop
-
-_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 class Push(Enum):
@@ -86,7 +86,7 @@ class Publisher:
         made some: a second parent), kept as `tip`; none when nothing changed, or git failed
         (the next iteration tries again)."""
         tree = (await revision(self.root, f"{tree_of}^{{tree}}", "tree")
-                if _OBJECT_ID.fullmatch(tree_of) else "")  # events.jsonl is the agent's too
+                if is_object_id(tree_of) else "")  # events.jsonl is the agent's too
         tree = tree or await self._snapshot()
         tracking = await revision(self.root, self._tracking)
         base = self.tip or tracking or await revision(self.root, "HEAD")
@@ -117,7 +117,8 @@ class Publisher:
         except CheckpointError:
             return ""
         finally:
-            index.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # UnsafePathError: a link planted for .git
+                unlink(self.root, index)
 
 
 def _why(done: Done) -> str:

@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 import os
 import socket
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from aidd.fleet.progress import HOST_ENV, READ_LIMIT, advance, resumed, this_host
-from aidd.fleet.records import Progress, State, state_for_exit
+from aidd.fleet.progress import HOST_ENV, READ_LIMIT, advance, fold, resumed, this_host
+from aidd.fleet.records import ENDS_KEPT, Progress, State, state_for_exit
 from tests.featurefiles import feature
 
 
@@ -178,3 +178,21 @@ def test_a_retry_in_another_checkout_of_the_same_host_starts_at_its_end(tmp_path
 def test_this_host_is_the_override_else_the_host_name() -> None:
     assert this_host({HOST_ENV: "m2"}) == "m2"
     assert this_host({}) == socket.gethostname()
+
+
+def test_forged_events_cannot_swell_the_progress() -> None:
+    """events.jsonl is the agent's to write too: what the heartbeat keeps of it stays small."""
+    huge = "x" * 1_000_000
+    progress = Progress()
+    for event in ({"event": huge, "ts": huge},
+                  {"event": "run_start", "run": huge},
+                  {"event": "checkpoint", "label": "001-end", "number": 1, "commit": huge},
+                  *({"event": "iteration_end", "number": 1, "result": 10 ** 4000 + i,
+                     "ts": huge} for i in range(50)),
+                  {"event": "run_end", "reason": huge}):
+        progress = fold(progress, event)
+    assert len(json.dumps(asdict(progress))) < 10_000
+    assert progress.end_checkpoint == ""
+    assert progress.by_result == {}
+    assert progress.ended == 50
+    assert len(progress.ends) == ENDS_KEPT
