@@ -57,6 +57,9 @@ def _script(work: Path) -> Path:
     return path
 
 
+COMPLETED = 73  # aidd's exit code for a confirmed completion (README, Exit codes)
+
+
 def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="aidd-demo-"))
     spec = work / "spec.md"
@@ -75,7 +78,9 @@ def main() -> int:
            "--max-iterations", "10", "--idle-nudge-timeout", "5", "--idle-timeout", "10"]
     print("$", " ".join(cmd[2:]), flush=True)
     code = subprocess.call(cmd, env=env)
-    print(f"\naidd exited with {code}\n")
+    intended = code == COMPLETED
+    print(f"\naidd exited with {code}" + (" (completed: the demo ended as intended)\n"
+                                          if intended else f", not {COMPLETED}: the demo failed\n"))
     subprocess.call([sys.executable, "-m", "aidd", "--project-dir", str(project), "--status"],
                     env=env)
     print(flush=True)
@@ -84,7 +89,7 @@ def main() -> int:
     print("\nFiles:", *sorted(str(p.relative_to(project)) for p in project.rglob("*")
                               if p.is_file()), sep="\n  ")
     print(f"\nScratch project kept at {project}")
-    return code
+    return 0 if intended else 1
 
 
 if __name__ == "__main__":
