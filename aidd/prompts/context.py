@@ -161,6 +161,7 @@ class PromptContext:
     phase: PhaseInfo = PhaseInfo()
     filters: FilterInfo = FilterInfo()
     directive: str = ""
+    user_spec: bool = False  # paths.spec is the user's --spec, not the agent's own survey
     completion_review: bool = False
     remediation: bool = False
     audit: AuditInfo = AuditInfo()
@@ -184,6 +185,7 @@ class PromptContext:
             "paths": _convert("paths", self.paths),
             "filters": _filters(filters),
             "directive": self.directive,
+            "user_spec": self.user_spec,
             "completion_review": self.completion_review,
             "remediation": self.remediation,
             "audit": _convert("audit", self.audit),

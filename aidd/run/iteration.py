@@ -15,6 +15,7 @@ from aidd.logs.extract import write_extraction
 from aidd.project.activity import FileActivity
 from aidd.project.detect import Origin, onboarding_complete
 from aidd.project.fingerprint import fingerprint
+from aidd.project.paths import ProjectPaths
 from aidd.project.scaffold import copy_artifacts, copy_spec
 from aidd.project.sync import sync_lists
 from aidd.prompts.select import CascadeState, PromptKind, Selection, choose_model, select_prompt
@@ -114,7 +115,7 @@ class IterationRunner:
         paths, spec = plan.paths, plan.settings.spec
         for name in copy_artifacts(paths):
             journal.say(f"created .automaker/{name} from the template")
-        if selection.kind is PromptKind.INITIALIZER and spec is not None and copy_spec(spec, paths):
+        if spec is not None and _takes_spec(selection.kind, paths) and copy_spec(spec, paths):
             journal.say(f"copied {spec} to .automaker/app_spec.txt")
         if state.phase.audit is not None:
             copy_definitions(state.phase.audit, paths)
@@ -185,3 +186,10 @@ class IterationRunner:
             warning = write_extraction(log.path)
             if warning:
                 journal.warn(warning, file=str(log.path))
+
+
+def _takes_spec(kind: PromptKind, paths: ProjectPaths) -> bool:
+    """An initializer copies the spec each time (LAY-22); onboarding an existing project takes
+    it where the project has no app_spec.txt yet (a differing one was refused at the start)."""
+    return kind is PromptKind.INITIALIZER or (
+        kind is PromptKind.ONBOARDING and not paths.app_spec.is_file())

@@ -23,7 +23,7 @@ from aidd.config import Settings
 from aidd.doctor.findings import Status
 from aidd.doctor.quick import run_start_checks
 from aidd.errors import AgentCliError, NotFoundError, UsageError
-from aidd.fsio import UnsafePathError, make_dirs, remove_stale_temps
+from aidd.fsio import UnsafePathError, make_dirs, read_file, remove_stale_temps
 from aidd.notify.targets import redact_argv
 from aidd.project.detect import Origin, detect_origin
 from aidd.project.filters import FeatureFilter
@@ -76,7 +76,7 @@ def prepare_run(settings: Settings, paths: ProjectPaths, feature_filter: Feature
     warnings.extend(_doctor_checks(settings, adapter))
     _check_project_dir(paths.root)
     origin = detect_origin(paths)
-    _check_spec(settings, paths, origin, audit_run=bool(audit_queue))
+    warnings.extend(_check_spec(settings, paths, origin, audit_run=bool(audit_queue)))
     renderer = _compiled_renderer(settings, paths, adapter, clock)
     mode, conflict = choose_mode(directive=bool(settings.prompt), audit=bool(audit_queue),
                                  todo=settings.todo, validate=settings.validate,
@@ -188,22 +188,47 @@ def _check_project_dir(root: Path) -> None:
 
 
 def _check_spec(settings: Settings, paths: ProjectPaths, origin: Origin, *,
-                audit_run: bool) -> None:
+                audit_run: bool) -> list[str]:
+    """Refuses a spec that is needed but missing or unusable; a given spec is never ignored
+    in silence (issue 28): an audit run says it does not use it, and a project whose
+    app_spec.txt says something else is refused rather than run on the other text."""
     spec = settings.spec
     if spec is not None:
-        if not spec.exists():
-            raise NotFoundError(f"--spec {spec} does not exist")
-        if not spec.is_file():
-            raise NotFoundError(f"--spec {spec} is not a regular file")
-        if not os.access(spec, os.R_OK):
-            raise NotFoundError(f"--spec {spec} is not readable")
-        if spec.stat().st_size > SPEC_LIMIT:
-            raise UsageError(f"--spec {spec} is larger than {SPEC_LIMIT >> 20} MiB")
-        return
+        _check_spec_file(spec)
+        if audit_run:
+            return ["--spec is not used by an audit run: the audits read .automaker/app_spec.txt"]
+        if origin is Origin.EXISTING and _differs(spec, paths.root, paths.app_spec):
+            raise UsageError(f"--spec {spec} differs from the project's .automaker/app_spec.txt, "
+                             "which a run of an existing project does not replace: edit that "
+                             "file, or remove it to start from --spec")
+        return []
     if not audit_run and origin is Origin.NEW and not paths.app_spec.is_file():
         raise UsageError(
             "--spec is needed: the project is new and has no .automaker/app_spec.txt"
         )
+    return []
+
+
+def _differs(spec: Path, root: Path, app_spec: Path) -> bool:
+    """app_spec.txt is there and holds other bytes than the spec (a project file: read
+    through fsio, never a link or a FIFO)."""
+    if not app_spec.exists() and not app_spec.is_symlink():
+        return False
+    try:
+        return read_file(root, app_spec, SPEC_LIMIT) != spec.read_bytes()
+    except OSError:
+        return True
+
+
+def _check_spec_file(spec: Path) -> None:
+    if not spec.exists():
+        raise NotFoundError(f"--spec {spec} does not exist")
+    if not spec.is_file():
+        raise NotFoundError(f"--spec {spec} is not a regular file")
+    if not os.access(spec, os.R_OK):
+        raise NotFoundError(f"--spec {spec} is not readable")
+    if spec.stat().st_size > SPEC_LIMIT:
+        raise UsageError(f"--spec {spec} is larger than {SPEC_LIMIT >> 20} MiB")
 
 
 def _claim_project(paths: ProjectPaths, started: datetime, settings: Settings,

@@ -153,3 +153,55 @@ def test_runs_that_need_no_spec(run_aidd: RunAidd, env: dict[str, str], fake_age
     assert res.code == 0, res.err
     assert len(fake_agent.records()) == 1
     assert f"Prompt: {kind}" in log(root)
+
+
+def test_spec_on_an_existing_codebase_is_used_by_onboarding(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path,
+        spec: Path) -> None:
+    """Issue 28 item 5: a directory holding code is onboarded, and the --spec given is copied to
+    app_spec.txt and named in the onboarding prompt as the owner's (it was ignored in silence)."""
+    fake_agent.script(FINISHED)
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "README.md").write_text("# An app that exists\n")
+    res = run_aidd("--project-dir", str(project), "--spec", str(spec), "--max-iterations", "1",
+                   *LIMITS, env=env)
+    assert res.code == 0, res.err
+    auto = project / ".automaker"
+    assert (auto / "app_spec.txt").read_bytes() == spec.read_bytes()
+    assert f"copied {spec} to .automaker/app_spec.txt" in res.out
+    prompt = (auto / "iterations" / "001.prompt.md").read_text()
+    assert "# Onboard an existing codebase" in prompt
+    assert "the specification the project's owner gave" in prompt
+    assert "**Write `.automaker/app_spec.txt`:**" not in prompt
+
+
+def test_spec_differing_from_the_projects_app_spec_is_refused(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path,
+        spec: Path) -> None:
+    """Issue 28 item 5: an existing project keeps its own app_spec.txt; another --spec is one
+    line and exit 2, with nothing written and no agent started."""
+    project = tmp_path / "proj"
+    (project / ".automaker").mkdir(parents=True)
+    (project / "README.md").write_text("# An app that exists\n")
+    (project / ".automaker" / "app_spec.txt").write_text("# Another product\n")
+    before = tree_snapshot(project)
+    res = run_aidd("--project-dir", str(project), "--spec", str(spec), *LIMITS, env=env)
+    assert res.code == 2
+    assert res.err == (f"aidd: error: --spec {spec} differs from the project's "
+                       ".automaker/app_spec.txt, which a run of an existing project does not "
+                       "replace: edit that file, or remove it to start from --spec\n")
+    assert tree_snapshot(project) == before
+    assert fake_agent.records() == []
+
+
+def test_spec_in_an_audit_run_is_said_to_be_unused(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path,
+        spec: Path) -> None:
+    fake_agent.script(FINISHED)
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "README.md").write_text("# An app that exists\n")
+    res = run_aidd("--project-dir", str(project), "--spec", str(spec), "--audit", "SECURITY",
+                   "--max-iterations", "1", *LIMITS, env=env)
+    assert "--spec is not used by an audit run" in res.out + res.err
