@@ -21,7 +21,7 @@ from aidd.project.filters import FeatureFilter
 from aidd.project.paths import ProjectPaths, check_layout
 
 _ACTION_ORDER = ("extract_batch", "check_features", "status", "stop", "checkpoints", "rollback",
-                 "report", "doctor")
+                 "report", "doctor", "allow")
 
 
 def run(settings: Settings) -> int:
@@ -117,8 +117,9 @@ def _one_shot(action: str, settings: Settings, paths: ProjectPaths,
         from aidd.reports.checkpoints import print_checkpoints
 
         return print_checkpoints(paths, settings.environ, as_json=settings.actions.json)
-    if action in ("rollback", "report"):
-        return {"rollback": _rollback, "report": _report}[action](paths, settings, clock)
+    if action in ("rollback", "report", "allow"):
+        return {"rollback": _rollback, "report": _report, "allow": _allow}[action](
+            paths, settings, clock)
     if action == "extract_batch":
         from aidd.logs.extract import extract_batch
 
@@ -173,6 +174,26 @@ def _report(paths: ProjectPaths, settings: Settings, clock: Clock) -> int:
     html = settings.actions.html
     return print_report(paths, settings.environ, clock, since=settings.actions.since,
                         as_json=settings.actions.json, html=Path(html) if html else None)
+
+
+def _allow(paths: ProjectPaths, settings: Settings, clock: Clock) -> int:
+    """Approve the project's aidd.yaml as it is now (issue 27 item 8): the bytes approved are
+    the bytes read here, once, and the next run runs its gate only while they are unchanged."""
+    from aidd.config.files import CONFIG_LIMIT, project_gate
+    from aidd.fsio import read_file
+    from aidd.project.approvals import approve
+
+    try:
+        content = read_file(paths.root, paths.config, CONFIG_LIMIT)
+    except FileNotFoundError:
+        raise NotFoundError(f"--allow: {paths.config} does not exist") from None
+    except OSError as exc:
+        raise NotFoundError(f"--allow: {paths.config}: {exc}") from None
+    gate = project_gate(paths.config, content)  # a file aidd would refuse is not approved
+    approve(settings.environ, paths.config, content)
+    runs = "; ".join(command.run for command in gate) or "nothing (it declares no gate)"
+    print_out(f"approved {paths.config} as it is now; from it aidd runs: {runs}\n")
+    return int(ExitCode.SUCCESS)
 
 
 def _rollback(paths: ProjectPaths, settings: Settings, clock: Clock) -> int:

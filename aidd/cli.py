@@ -32,6 +32,8 @@ _ACTIONS = (
                "pauses, gate, what to look at first (--since, --json, --html), then exit"),
     ("doctor", "check the set-up, one line per check (the CLI, its login, nesting, root, disk, "
                "git, project, lock, config, copy lists, gate, liveness, endpoints), then exit"),
+    ("allow", "approve the project's .automaker/aidd.yaml as it is now: the gate it declares "
+              "runs from then on (an edited file needs approving again), then exit"),
     ("offline", "with --doctor: skip the checks that need the network (the login prompt, the "
                 "notification and heartbeat endpoints)"),
 )

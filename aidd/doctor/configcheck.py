@@ -12,7 +12,7 @@ from pathlib import Path
 from aidd.config import Settings, xdg_config_home
 from aidd.doctor.findings import Finding, fail, ok, warn
 from aidd.errors import ExitCode
-from aidd.gate.commands import GateCommand
+from aidd.gate.commands import GateCommand, waiting_for_approval
 from aidd.project.copylists import (
     COPYDIRS,
     COPYFILES,
@@ -90,6 +90,10 @@ def _entry_problem(entry: Entry, root: Path, mirror: bool) -> str | None:
 
 
 def check_gate(settings: Settings) -> Finding:
+    if settings.gate_unapproved:
+        config = ProjectPaths(settings.project_dir).config
+        return warn("gate", waiting_for_approval(settings.gate_unapproved, config),
+                    "read the gate's commands in that file; approve them with --allow")
     if not settings.gate:
         return ok("gate", "no gate configured")
     missing = [f"{c.name} ({word})" for c in settings.gate

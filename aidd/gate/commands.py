@@ -5,7 +5,9 @@ Light on purpose: the flag table imports it for every start, `--help` included."
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 DEFAULT_TIMEOUT_S = 600
@@ -87,3 +89,12 @@ def _default_name(run: str) -> str:
     cleaned = re.sub(r"[^A-Za-z0-9._ -]+", " ", run).strip()
     name = " ".join(cleaned.split())[:40].strip(" .-_")
     return name if name and _NAME_RE.fullmatch(name) else "gate"
+
+
+def waiting_for_approval(gate: tuple[GateCommand, ...], config: Path) -> str:
+    """The gate a project's aidd.yaml proposes, which runs only once the user approved that
+    file (issue 27 item 8): what it is and the command that approves it, pasteable anywhere."""
+    commands = "; ".join(command.run for command in gate)
+    project = config.parent.parent
+    return (f"the gate of {config} ({commands}) waits for your approval and does not run: "
+            f"review the file, then aidd --project-dir {shlex.quote(str(project))} --allow")

@@ -26,6 +26,7 @@ def aidd_env(tmp_path: Path) -> dict[str, str]:
     env.update(
         HOME=str(home),
         XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_DATA_HOME=str(home / ".local" / "share"),
         AIDD_HOME=str(tmp_path / "aidd-home"),
         PYTHONPATH=str(REPO) + os.pathsep + env.get("PYTHONPATH", ""),
     )

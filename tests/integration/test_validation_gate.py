@@ -12,6 +12,7 @@ from typing import Any
 
 import psutil
 
+from aidd.project.approvals import approve
 from tests.conftest import FakeAgent
 from tests.featurefiles import feat
 from tests.integration.runs import LIMITS, RunAidd, events, iterations, onboarded, prompt
@@ -46,7 +47,8 @@ def _features(project: Path) -> list[dict[str, Any]]:
             for n in ("feature-1-a", "feature-2-b")]
 
 
-def _project(project: Path, config: str) -> None:
+def _project(project: Path, config: str, env: dict[str, str]) -> None:
+    """An onboarded project whose aidd.yaml (`config`) the user approved (`aidd --allow`)."""
     onboarded(project)
     for name in ("feature-1-a", "feature-2-b"):
         folder = project / ".automaker" / "features" / name
@@ -58,11 +60,12 @@ def _project(project: Path, config: str) -> None:
     (project / "checks" / "old").write_text("broken")  # red before the run: known
     (project / "checks" / "cart").write_text("ok")
     (project / ".automaker" / "aidd.yaml").write_text(config)
+    approve(env, project / ".automaker" / "aidd.yaml", config.encode())
 
 
 def test_a_new_failure_blocks_completion_a_known_one_does_not(
         run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, project: Path) -> None:
-    _project(project, GATE)
+    _project(project, GATE, env)
     fake_agent.script(
         # Passes both features and breaks the cart on the way.
         [_passing("feature-1-a"), _passing("feature-2-b"),
@@ -94,7 +97,7 @@ def test_a_new_failure_blocks_completion_a_known_one_does_not(
 
 def test_features_passed_under_a_red_gate_are_set_back(
         run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, project: Path) -> None:
-    _project(project, GATE + "gate-revert-passes: true\n")
+    _project(project, GATE + "gate-revert-passes: true\n", env)
     fake_agent.script([_passing("feature-1-a"), _passing("feature-2-b"),
                        {"write_file": "checks/cart", "text": "broken"}, TOOL,
                        {"finish": "stop"}])
@@ -112,7 +115,7 @@ HANG = ("if [ -f hang ]; then sleep 300 & echo $! > gate-child.pid; sleep 300; f
 
 def test_a_hung_gate_command_is_killed_at_its_timeout_with_its_tree(
         run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, project: Path) -> None:
-    _project(project, f"gate:\n  - {{name: hang, run: '{HANG[0]}', timeout: 2}}\n")
+    _project(project, f"gate:\n  - {{name: hang, run: '{HANG[0]}', timeout: 2}}\n", env)
     fake_agent.script([{"write_file": "hang", "text": "x"}, TOOL, {"finish": "stop"}])
     start = time.monotonic()
     res = run_aidd("--project-dir", str(project), "--max-iterations", "1", *LIMITS, env=env)
@@ -124,3 +127,31 @@ def test_a_hung_gate_command_is_killed_at_its_timeout_with_its_tree(
     assert elapsed < 25  # 2 s of timeout and 2 s of grace, far below the 300 s sleep
     child = int((project / "gate-child.pid").read_text())
     assert not psutil.pid_exists(child) or psutil.Process(child).status() == "zombie"
+
+
+def test_a_cloned_projects_gate_runs_only_once_the_user_approved_its_file(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, project: Path,
+        tmp_path: Path) -> None:
+    """Issue 27 item 8: a repository's aidd.yaml may propose a gate; aidd runs it only after
+    `aidd --allow`, for the file as approved, and says so in the header until then."""
+    marker = tmp_path / "gate-ran"
+    onboarded(project)
+    config = project / ".automaker" / "aidd.yaml"
+    config.write_text(f"gate: ['touch {marker}']\n")
+    fake_agent.script([TOOL, {"finish": "stop"}])
+    waiting = f"the gate of {config} (touch {marker}) waits for your approval and does not run"
+    res = run_aidd("--project-dir", str(project), "--max-iterations", "1", *LIMITS, env=env)
+    assert waiting in res.out
+    assert f"then aidd --project-dir {project} --allow" in res.out
+    assert not marker.exists()
+    allowed = run_aidd("--project-dir", str(project), "--allow", env=env)
+    assert allowed.code == 0, allowed.err
+    assert allowed.out == f"approved {config} as it is now; from it aidd runs: touch {marker}\n"
+    res = run_aidd("--project-dir", str(project), "--max-iterations", "1", *LIMITS, env=env)
+    assert waiting not in res.out
+    assert marker.exists()
+    marker.unlink()
+    config.write_text(f"gate: ['touch {marker}', 'true']\n")  # edited: a proposal again
+    res = run_aidd("--project-dir", str(project), "--max-iterations", "1", *LIMITS, env=env)
+    assert "waits for your approval" in res.out
+    assert not marker.exists()

@@ -11,10 +11,12 @@ from aidd.config import Actions, load_settings
 from aidd.errors import UsageError
 from aidd.gate.commands import GateCommand
 from aidd.options import BY_NAME, convert
+from aidd.project.approvals import approve
 
 
 def _settings(tmp_path: Path, flags: dict[str, object] | None = None, *, user: str = "",
-              project: str = "", environ: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+              project: str = "", environ: dict[str, str] | None = None,
+              approved: bool = True):  # type: ignore[no-untyped-def]
     home = tmp_path / "home"
     if user:
         (home / ".config" / "aidd").mkdir(parents=True, exist_ok=True)
@@ -23,6 +25,8 @@ def _settings(tmp_path: Path, flags: dict[str, object] | None = None, *, user: s
     (root / ".automaker").mkdir(parents=True, exist_ok=True)
     if project:
         (root / ".automaker" / "aidd.yaml").write_text(project)
+        if approved:
+            approve({"HOME": str(home)}, root / ".automaker" / "aidd.yaml", project.encode())
     return load_settings({"project-dir": root, **(flags or {})}, Actions(),
                          {"HOME": str(home), **(environ or {})}, cwd=tmp_path)
 
@@ -66,3 +70,35 @@ def test_the_same_gate_in_both_files_is_no_conflict(tmp_path: Path) -> None:
     both = "gate: [pytest -q]\n"
     assert _settings(tmp_path, user=both, project=both).gate == (
         GateCommand("pytest -q", "pytest -q"),)
+
+
+def test_a_project_gate_waits_for_the_users_approval_of_that_very_file(tmp_path: Path) -> None:
+    """Issue 27 item 8: a cloned repository's gate never runs unapproved; `aidd --allow`
+    approves the file as it is, and an edit makes it a proposal again."""
+    project = "gate: [make check]\n"
+    held = _settings(tmp_path, project=project, approved=False)
+    assert held.gate == ()
+    assert held.gate_unapproved == (GateCommand("make check", "make check"),)
+    config = tmp_path / "proj" / ".automaker" / "aidd.yaml"
+    assert str(config) in held.config_sources
+    approve({"HOME": str(tmp_path / "home")}, config, project.encode())
+    assert _settings(tmp_path, project=project, approved=False).gate == held.gate_unapproved
+    edited = _settings(tmp_path, project=project + "gate-revert-passes: true\n", approved=False)
+    assert edited.gate == ()
+    assert edited.gate_unapproved == held.gate_unapproved
+    assert edited.gate_revert_passes  # the rest of the file applies meanwhile
+
+
+def test_trust_or_the_users_own_gate_needs_no_approval(tmp_path: Path) -> None:
+    project = "gate: [make check]\n"
+    trusted = _settings(tmp_path / "a", user="trust-project-config: true\n", project=project,
+                        approved=False)
+    assert trusted.gate == (GateCommand("make check", "make check"),)
+    assert trusted.gate_unapproved == ()
+    same = _settings(tmp_path / "b", user=project, project=project, approved=False)
+    assert same.gate == trusted.gate
+    assert same.gate_unapproved == ()
+    flagged = _settings(tmp_path / "c", {"gate": convert(BY_NAME["gate"], ("pytest",))},
+                        project=project, approved=False)
+    assert flagged.gate == (GateCommand("pytest", "pytest"),)
+    assert flagged.gate_unapproved == ()

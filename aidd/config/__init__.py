@@ -1,0 +1,226 @@
+"""Settings: built-ins < user config.yaml < project aidd.yaml < AIDD_* variables < flags (CLI-30).
+
+The only module that reads the process environment for aidd's own settings.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from aidd.config.files import HELD, convert_or_raise, project_layer, read_yaml
+from aidd.errors import UsageError
+from aidd.gate.commands import GateCommand
+from aidd.notify.targets import Target
+from aidd.options import BY_NAME, OPTIONS, Option
+
+
+@dataclass(frozen=True)
+class Actions:
+    """One-shot actions and `--json`: flags only, never configured (CLI-32)."""
+
+    extract_batch: bool = False
+    check_features: bool = False
+    status: bool = False
+    json: bool = False
+    stop: bool = False
+    checkpoints: bool = False
+    rollback: str | None = None  # the checkpoint to roll back to
+    report: bool = False
+    since: str | None = None  # --since WHEN, with --report
+    html: str | None = None  # --html FILE, with --report
+    doctor: bool = False
+    offline: bool = False  # --offline, with --doctor: no check that needs the network
+    allow: bool = False  # --allow: approve the project's aidd.yaml as it is now
+
+
+@dataclass(frozen=True)
+class ConfigProblem:
+    """A config layer's error that `load_settings(lenient=True)` (the doctor's) set aside
+    instead of raising: that layer, or that variable, was left out."""
+
+    layer: str  # "user", "project" or "environment"
+    source: str  # the file, or the variable
+    message: str
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One field per option of the flag table (options.py), which alone holds the defaults:
+    `load_settings` starts from them, so no default is written twice."""
+
+    project_dir: Path
+    spec: Path | None
+    cli: str
+    model: str | None
+    init_model: str | None
+    code_model: str | None
+    audit_model: str | None
+    prompt: str | None
+    todo: bool
+    validate: bool
+    in_progress: bool
+    stop_when_done: bool
+    audit: tuple[str, ...]
+    audit_all: bool
+    audit_on_completion: tuple[str, ...]
+    code_after_audit: bool
+    filter_by: str | None
+    filter: str | None
+    milestone: str | None
+    feature: str | None
+    max_iterations: int | None
+    timeout: int
+    idle_timeout: int
+    idle_nudge_timeout: int
+    liveness: str  # "signals" or "output" (issue 17)
+    busy_timeout: int | None  # None: as `timeout`
+    quit_on_abort: int
+    continue_on_timeout: bool
+    keep_children: bool
+    trust_project_config: bool
+    rate_limit_buffer: int
+    rate_limit_fallback: int
+    max_wall_time: int | None  # seconds; None or 0: no budget (likewise below)
+    max_tokens: int | None
+    max_cost_usd: float | None
+    daily_max_cost_usd: float | None
+    daily_max_tokens: int | None
+    pace_at: int | None  # percent of a quota window; None or 0: no pacing
+    no_checkpoints: bool
+    checkpoint_keep_runs: int
+    gate: tuple[GateCommand, ...]
+    gate_revert_passes: bool
+    notify: tuple[Target, ...]
+    notify_webhook: tuple[Target, ...]
+    notify_command: tuple[Target, ...]
+    heartbeat_url: str | None = field(repr=False)  # its path is the secret
+    heartbeat_interval: int
+    no_clean: bool
+    extract_structured: bool
+    actions: Actions = field(default_factory=Actions)
+    config_sources: tuple[str, ...] = ()
+    config_problems: tuple[ConfigProblem, ...] = ()  # only when loaded leniently (--doctor)
+    # The project's aidd.yaml declares this gate, but the user has not approved that file yet.
+    gate_unapproved: tuple[GateCommand, ...] = ()
+    argv: tuple[str, ...] = field(default=(), repr=False)  # may hold a secret URL
+    environ: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def busy_timeout_s(self) -> int:
+        """How long busy silence counts as life; 0: only the wall clock bounds it."""
+        return self.timeout if self.busy_timeout is None else self.busy_timeout
+
+    @property
+    def audit_run(self) -> bool:
+        return bool(self.audit) or self.audit_all
+
+    @property
+    def notify_targets(self) -> tuple[Target, ...]:
+        """`notify:` and the targets `--notify-webhook` and `--notify-command` add."""
+        return self.notify + self.notify_webhook + self.notify_command
+
+    @property
+    def aidd_home(self) -> Path | None:
+        home = self.environ.get("AIDD_HOME")
+        return Path(home).expanduser() if home else None
+
+    @property
+    def home(self) -> Path:
+        return Path(self.environ.get("HOME") or Path.home())
+
+    @property
+    def xdg_config_home(self) -> Path:
+        return xdg_config_home(self.environ)
+
+
+def xdg_config_home(environ: Mapping[str, str]) -> Path:
+    value = environ.get("XDG_CONFIG_HOME")
+    if value:
+        return Path(value)
+    return Path(environ.get("HOME") or Path.home()) / ".config"
+
+
+def load_settings(
+    flags: Mapping[str, Any],
+    actions: Actions,
+    environ: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    argv: tuple[str, ...] = (),
+    *,
+    lenient: bool = False,
+) -> Settings:
+    """`flags` maps option names to values given on the command line (already converted).
+    `lenient` (the doctor's): a config file or variable in error is left out and recorded in
+    `config_problems`, instead of raising UsageError."""
+    env = dict(os.environ if environ is None else environ)
+    cwd = cwd or Path.cwd()
+    layers = _Layers(lenient)
+    sources: list[str] = []
+    user_file = xdg_config_home(env) / "aidd" / "config.yaml"
+    user = layers.read("user", user_file, lambda: read_yaml(user_file, allow_project_dir=True))
+    if user:
+        sources.append(str(user_file))
+    env_values = _from_environ(env, cwd, layers)
+    project_dir = flags.get("project-dir") or env_values.get("project-dir") or user.get(
+        "project-dir"
+    ) or cwd
+    project_dir = Path(os.path.abspath(cwd / project_dir))  # noqa: PTH100 - keep symlinks as given
+    project_file = project_dir / ".automaker" / "aidd.yaml"
+    project = layers.read("project", project_file, lambda: project_layer(
+        project_file, project_dir, {**env_values, **flags}, user, env))
+    held = project.pop(HELD, {})
+    if project or held:
+        sources.append(str(project_file))
+    sources.extend(opt.env for opt in OPTIONS if opt.env in env and opt.name in env_values)
+    merged: dict[str, Any] = {opt.name: opt.default for opt in OPTIONS}
+    for layer in (user, project, env_values, flags):
+        merged.update({k: v for k, v in layer.items() if v is not None})
+    merged["project-dir"] = project_dir
+    values = {BY_NAME[k].attr: v for k, v in merged.items()}
+    return Settings(
+        **values,
+        actions=actions,
+        config_sources=tuple(sources),
+        config_problems=tuple(layers.problems),
+        gate_unapproved=held.get("gate", ()),
+        argv=argv,
+        environ=env,
+    )
+
+
+class _Layers:
+    """Reads config layers: strictly (an error raises), or leniently (it is recorded)."""
+
+    def __init__(self, lenient: bool) -> None:
+        self.lenient = lenient
+        self.problems: list[ConfigProblem] = []
+
+    def read(self, layer: str, source: Path | str,
+             read: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        try:
+            return read()
+        except UsageError as exc:
+            if not self.lenient:
+                raise
+            self.problems.append(ConfigProblem(layer, str(source), exc.message))
+            return {}
+
+
+def _from_environ(env: Mapping[str, str], cwd: Path, layers: _Layers) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for opt in OPTIONS:
+        if opt.configurable and opt.env in env:
+            raw = env[opt.env]
+            if opt.name == "prompt" and not raw:
+                continue
+            out.update(layers.read("environment", opt.env, partial(_variable, opt, raw, cwd)))
+    return out
+
+
+def _variable(opt: Option, raw: str, cwd: Path) -> dict[str, Any]:
+    return {opt.name: convert_or_raise(opt, raw, opt.env, cwd)}
