@@ -21,7 +21,7 @@ from aidd.project.filters import FeatureFilter
 from aidd.project.paths import ProjectPaths, check_layout
 
 _ACTION_ORDER = ("extract_batch", "check_features", "status", "stop", "checkpoints", "rollback",
-                 "report", "doctor", "allow")
+                 "report", "doctor", "allow", "show_config")
 
 
 def run(settings: Settings) -> int:
@@ -49,8 +49,9 @@ def run(settings: Settings) -> int:
 def _check_flag_combinations(settings: Settings) -> None:
     actions = settings.actions
     if actions.json and not (actions.status or actions.checkpoints or actions.report
-                             or actions.doctor):
-        raise UsageError("--json needs --status, --checkpoints, --report or --doctor")
+                             or actions.doctor or actions.show_config):
+        raise UsageError("--json needs --status, --checkpoints, --report, --doctor or "
+                         "--show-config")
     if actions.offline and not actions.doctor:
         raise UsageError("--offline needs --doctor")
     _check_report_flags(settings)
@@ -109,21 +110,15 @@ def _chosen_action(settings: Settings) -> str | None:
 def _one_shot(action: str, settings: Settings, paths: ProjectPaths,
               feature_filter: FeatureFilter | None, clock: Clock) -> int:
     """Each action imports only its own modules, so a one-shot starts fast."""
-    if action in ("stop", "doctor"):  # neither needs the project directory to exist
-        return _stop(paths, clock) if action == "stop" else _doctor(settings, paths, clock)
+    if action in ("stop", "doctor", "show_config"):  # none needs the project directory
+        return {"stop": _stop, "doctor": _doctor, "show_config": _show_config}[action](
+            paths, settings, clock)
     if not paths.root.is_dir():
         raise NotFoundError(f"project directory {paths.root} does not exist")
-    if action == "checkpoints":
-        from aidd.reports.checkpoints import print_checkpoints
-
-        return print_checkpoints(paths, settings.environ, as_json=settings.actions.json)
-    if action in ("rollback", "report", "allow"):
-        return {"rollback": _rollback, "report": _report, "allow": _allow}[action](
+    if action in ("rollback", "report", "allow", "checkpoints", "extract_batch"):
+        return {"rollback": _rollback, "report": _report, "allow": _allow,
+                "checkpoints": _checkpoints, "extract_batch": _extract_batch}[action](
             paths, settings, clock)
-    if action == "extract_batch":
-        from aidd.logs.extract import extract_batch
-
-        return int(extract_batch(paths.iterations))
     if action == "check_features":
         from aidd.reports.featurecheck import check_features
 
@@ -133,6 +128,25 @@ def _one_shot(action: str, settings: Settings, paths: ProjectPaths,
     from aidd.reports.status import print_status
 
     return int(print_status(paths, feature_filter, as_json=settings.actions.json, clock=clock))
+
+
+def _show_config(paths: ProjectPaths, settings: Settings, clock: Clock) -> int:
+    from aidd.config.show import show_config
+
+    print_out(show_config(settings, as_json=settings.actions.json))
+    return int(ExitCode.SUCCESS)
+
+
+def _checkpoints(paths: ProjectPaths, settings: Settings, clock: Clock) -> int:
+    from aidd.reports.checkpoints import print_checkpoints
+
+    return print_checkpoints(paths, settings.environ, as_json=settings.actions.json)
+
+
+def _extract_batch(paths: ProjectPaths, settings: Settings, clock: Clock) -> int:
+    from aidd.logs.extract import extract_batch
+
+    return int(extract_batch(paths.iterations))
 
 
 def _running_pid(paths: ProjectPaths) -> int | None:
@@ -146,7 +160,7 @@ def _running_pid(paths: ProjectPaths) -> int | None:
     return pid if running and isinstance(pid, int) else None
 
 
-def _stop(paths: ProjectPaths, clock: Clock) -> int:
+def _stop(paths: ProjectPaths, settings: Settings, clock: Clock) -> int:
     from aidd.project.stop import request_stop
 
     if not paths.root.is_dir():
@@ -161,7 +175,7 @@ def _stop(paths: ProjectPaths, clock: Clock) -> int:
     return int(ExitCode.SUCCESS)
 
 
-def _doctor(settings: Settings, paths: ProjectPaths, clock: Clock) -> int:
+def _doctor(paths: ProjectPaths, settings: Settings, clock: Clock) -> int:
     """A missing project directory is one of the doctor's findings, not an error."""
     from aidd.doctor.show import print_doctor
 

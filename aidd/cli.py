@@ -10,22 +10,23 @@ import contextlib
 import itertools
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from typing import Any
 
 import click
 
 from aidd import __version__
-from aidd.config import Actions, Settings, load_settings
+from aidd.config import Actions, Settings, color_wanted, load_settings
 from aidd.console import report_traceback
-from aidd.errors import AiddError, CrashReported, ExitCode, UsageError
-from aidd.options import OPTIONS, Kind, Option, OptionValueError, convert
+from aidd.errors import AiddError, CrashReported, ExitCode, UsageError, shown
+from aidd.options import CLI_NAMES, OPTIONS, Kind, Option, OptionValueError, convert
 
 _ACTIONS = (
     ("extract-batch", "write iterations/NNN.json for every log, then exit"),
     ("check-features", "validate every feature.json, then exit"),
     ("status", "print the status report (filters apply), then exit"),
-    ("json", "with --status, --checkpoints, --report or --doctor: print JSON instead of text"),
+    ("json", "with --status, --checkpoints, --report, --doctor or --show-config: print JSON "
+             "instead of text"),
     ("stop", "ask a running aidd to stop after its current agent run"),
     ("checkpoints", "list this project's checkpoints (with --json: as JSON), then exit"),
     ("report", "print the morning report: runs, attempts, features passed, changes, cost, "
@@ -34,6 +35,8 @@ _ACTIONS = (
                "git, project, lock, config, copy lists, gate, liveness, endpoints), then exit"),
     ("allow", "approve the project's .automaker/aidd.yaml as it is now: the gate it declares "
               "runs from then on (an edited file needs approving again), then exit"),
+    ("show-config", "print each effective setting and where it came from (built-in, your "
+                    "config, the project's, a variable, a flag; with --json: as JSON), then exit"),
     ("offline", "with --doctor: skip the checks that need the network (the login prompt, the "
                 "notification and heartbeat endpoints)"),
 )
@@ -73,8 +76,37 @@ def _help_for(opt: Option) -> str:
     return f"{opt.help} [default: {shown}{env}]"
 
 
+def _offer(words: Callable[[], Sequence[str]], listed: bool = False) -> Any:
+    """Shell completion of a flag's value from `words` (the last item of a comma list when
+    `listed`): Click's `_AIDD_COMPLETE`, README "Shell completion"."""
+    def complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+        done, _, last = incomplete.rpartition(",") if listed else ("", "", incomplete)
+        head = f"{done}," if done else ""
+        return [head + word for word in words() if word.startswith(last)]
+
+    return complete
+
+
+def _audit_names() -> list[str]:
+    """The shipped audits' names (a project's own are not looked at while completing)."""
+    from aidd.resources import data_dir
+
+    return sorted(p.stem for p in (data_dir("prompts") / "audits").glob("[A-Z]*.md"))
+
+
+def _completion(opt: Option) -> Any:
+    if opt.kind is Kind.CLI:
+        return _offer(lambda: CLI_NAMES)
+    if opt.kind is Kind.CHOICE:
+        return _offer(lambda: opt.choices)
+    if opt.name in ("audit", "audit-on-completion"):
+        return _offer(_audit_names, listed=True)
+    return None
+
+
 def _click_option(opt: Option) -> Any:
-    kwargs: dict[str, Any] = {"help": _help_for(opt), "default": None}
+    kwargs: dict[str, Any] = {"help": _help_for(opt), "default": None,
+                              "shell_complete": _completion(opt)}
     if opt.kind is Kind.SWITCH:
         decl = f"{opt.flag}/--no-{opt.name}" if opt.name == "stop-when-done" else opt.flag
         decorator = click.option(decl, opt.attr, is_flag=True, **kwargs)
@@ -110,11 +142,18 @@ def _build_command() -> click.Command:
                             help=_ROLLBACK_HELP)(callback)
     callback = click.version_option(__version__, "-v", "--version", prog_name="aidd",
                                     message="%(prog)s %(version)s")(callback)
+    # No positional argument is taken; this one lets `aidd <TAB>` offer `fleet`, and a stray
+    # word is refused in parse_args.
+    callback = click.argument("words", nargs=-1, metavar="[fleet ...]",
+                              shell_complete=_offer(lambda: ["fleet"]))(callback)
     return click.command(
         "aidd",
         cls=_GroupedCommand,
         context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
         help="Run an AI coding-agent CLI unattended, in loops, on one project.",
+        epilog="Many projects at once, on Temporal: aidd fleet --help (pip install "
+               "'aidd[fleet]'). Exit codes: README, section Exit codes. Effective settings and "
+               "where each came from: aidd --show-config.",
     )(callback)
 
 
@@ -144,6 +183,10 @@ def parse_args(args: Sequence[str], environ: dict[str, str] | None = None) -> Se
         raise UsageError(exc.format_message()) from None
     if not isinstance(values, dict):  # --help / --version return the exit status
         return None
+    words = values.pop("words")
+    if words:
+        raise UsageError(f"unexpected argument {shown(words[0])}: aidd takes flags; "
+                         "aidd fleet … runs many projects (aidd fleet --help)")
     chosen: dict[str, Any] = {n.replace("-", "_"): bool(values.pop(n.replace("-", "_")))
                               for n, _ in _ACTIONS}
     chosen.update({name: values.pop(name) for name, _, _ in _REPORT_VALUES})
@@ -168,9 +211,17 @@ def _report_crash(exc: BaseException, settings: Settings | None) -> None:
            else f"internal error: {exc!r} (traceback above)")
 
 
-def _error(message: str) -> None:
+def _error(message: str, settings: Settings | None = None) -> None:
+    """`aidd: error: …`, in red where colour is wanted (a terminal, --color, NO_COLOR)."""
+    line = f"aidd: error: {message}"
     try:
-        sys.stderr.write(f"aidd: error: {message}\n")
+        terminal = sys.stderr.isatty()
+    except (OSError, ValueError):
+        terminal = False
+    if color_wanted(settings.color if settings is not None else "auto", terminal):
+        line = f"\x1b[31m{line}\x1b[0m"
+    try:
+        sys.stderr.write(line + "\n")
         sys.stderr.flush()
     except OSError:
         pass
@@ -204,6 +255,23 @@ def _fleet(args: Sequence[str]) -> int:
     return fleet_main(args)
 
 
+def _completing_fleet(environ: MutableMapping[str, str]) -> bool:
+    """Shell completion (`_AIDD_COMPLETE`) past `aidd fleet`: the fleet's own Click group
+    completes the rest, as if it were the whole command line."""
+    if "_AIDD_COMPLETE" not in environ:
+        return False
+    words = environ.get("COMP_WORDS", "").split()
+    try:
+        cword = int(environ.get("COMP_CWORD", "0"))
+    except ValueError:
+        return False
+    if words[1:2] != ["fleet"] or cword < 2:
+        return False
+    environ["COMP_WORDS"] = " ".join(["aidd-fleet", *words[2:]])
+    environ["COMP_CWORD"] = str(cword - 1)
+    return True
+
+
 def _exit_now(code: int) -> int:
     """After `aidd fleet`: flush and leave without the interpreter's teardown. Short-lived
     processes using Temporal's SDK crashed at interpreter exit (3 of ~15, the issue's
@@ -219,6 +287,8 @@ def _exit_now(code: int) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     _standard_streams()
     args = list(sys.argv[1:] if argv is None else argv)
+    if _completing_fleet(os.environ):
+        args = ["fleet"]
     if args[:1] == ["fleet"]:
         return _exit_now(_guarded(lambda _known: _fleet(args[1:])))
     return _guarded(lambda known: _run_aidd(args, known))
@@ -240,7 +310,7 @@ def _guarded(job: Callable[[list[Settings]], int]) -> int:
     try:
         return job(known)
     except AiddError as exc:
-        _error(exc.message)
+        _error(exc.message, known[0] if known else None)
         return int(exc.exit_code)
     except CrashReported as exc:
         what = f": {exc.summary}" if exc.summary else ""

@@ -9,6 +9,7 @@ import os
 import stat
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -28,14 +29,18 @@ CLOSE_WAIT_S = 2.0  # at exit, how long a stalled terminal may hold aidd up
 class Console:
     """Writes bytes to stdout; colour only on a terminal (CLI-7); silent after a write error."""
 
-    def __init__(self, stream: BinaryIO | None = None, capacity: int = CAPACITY) -> None:
+    def __init__(self, stream: BinaryIO | None = None, capacity: int = CAPACITY,
+                 color: Callable[[bool], bool] = bool) -> None:
+        """`color` says whether to colour, given whether the stream is a terminal (--color,
+        NO_COLOR: Settings.colored); by default, on a terminal."""
         self._stream = stream if stream is not None else sys.stdout.buffer
         self._broken = False
         self._fd = _stallable_fd(self._stream)
         try:
-            self.color = os.isatty(self._stream.fileno())
+            terminal = os.isatty(self._stream.fileno())
         except (OSError, ValueError, AttributeError):
-            self.color = False
+            terminal = False
+        self.color = color(terminal)
         self._capacity = capacity
         self._pending = bytearray()
         self._dropped = 0

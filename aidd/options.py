@@ -159,6 +159,9 @@ OPTIONS: tuple[Option, ...] = (
            minimum=1),
     Option("no-clean", Kind.SWITCH, False, _G, "leave this run's logs raw"),
     Option("extract-structured", Kind.SWITCH, False, _G, "write iterations/NNN.json per attempt"),
+    Option("color", Kind.CHOICE, "auto", _G, "colour on the console: auto (on a terminal, unless "
+           "NO_COLOR is set), always or never", choices=("auto", "always", "never"),
+           metavar="auto|always|never"),
 )
 BY_NAME = {opt.name: opt for opt in OPTIONS}
 

@@ -36,6 +36,7 @@ class Actions:
     doctor: bool = False
     offline: bool = False  # --offline, with --doctor: no check that needs the network
     allow: bool = False  # --allow: approve the project's aidd.yaml as it is now
+    show_config: bool = False  # --show-config: each effective setting and where it came from
 
 
 @dataclass(frozen=True)
@@ -102,13 +103,20 @@ class Settings:
     heartbeat_interval: int
     no_clean: bool
     extract_structured: bool
+    color: str  # auto, always or never (with NO_COLOR honoured by auto)
     actions: Actions = field(default_factory=Actions)
     config_sources: tuple[str, ...] = ()
     config_problems: tuple[ConfigProblem, ...] = ()  # only when loaded leniently (--doctor)
     # The project's aidd.yaml declares this gate, but the user has not approved that file yet.
     gate_unapproved: tuple[GateCommand, ...] = ()
+    origins: tuple[tuple[str, str], ...] = ()  # option name, where its value came from
     argv: tuple[str, ...] = field(default=(), repr=False)  # may hold a secret URL
     environ: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+    def colored(self, terminal: bool) -> bool:
+        """Colour on a console that is (or is not) a terminal: --color, and NO_COLOR
+        (no-color.org: set and not empty) for `auto`."""
+        return color_wanted(self.color, terminal, self.environ)
 
     @property
     def busy_timeout_s(self) -> int:
@@ -136,6 +144,14 @@ class Settings:
     @property
     def xdg_config_home(self) -> Path:
         return xdg_config_home(self.environ)
+
+
+def color_wanted(mode: str, terminal: bool, environ: Mapping[str, str] | None = None) -> bool:
+    """`--color auto|always|never`; `auto` colours a terminal unless NO_COLOR is set (also the
+    rule for `aidd: error:` lines, which may come before any setting was read)."""
+    if mode != "auto":
+        return mode == "always"
+    return terminal and not (os.environ if environ is None else environ).get("NO_COLOR")
 
 
 def xdg_config_home(environ: Mapping[str, str]) -> Path:
@@ -178,8 +194,13 @@ def load_settings(
         sources.append(str(project_file))
     sources.extend(opt.env for opt in OPTIONS if opt.env in env and opt.name in env_values)
     merged: dict[str, Any] = {opt.name: opt.default for opt in OPTIONS}
-    for layer in (user, project, env_values, flags):
-        merged.update({k: v for k, v in layer.items() if v is not None})
+    origins = dict.fromkeys(merged, "built-in")
+    for layer, origin in ((user, f"user config {user_file}"),
+                          (project, f"project config {project_file}"),
+                          (env_values, "variable"), (flags, "flag")):
+        given = {k: v for k, v in layer.items() if v is not None}
+        merged.update(given)
+        origins.update({k: _origin(origin, BY_NAME[k]) for k in given})
     merged["project-dir"] = project_dir
     values = {BY_NAME[k].attr: v for k, v in merged.items()}
     return Settings(
@@ -188,9 +209,15 @@ def load_settings(
         config_sources=tuple(sources),
         config_problems=tuple(layers.problems),
         gate_unapproved=held.get("gate", ()),
+        origins=tuple(origins.items()),
         argv=argv,
         environ=env,
     )
+
+
+def _origin(layer: str, opt: Option) -> str:
+    """Where a setting came from, as `--show-config` says it."""
+    return {"variable": f"variable {opt.env}", "flag": f"flag {opt.flag}"}.get(layer, layer)
 
 
 class _Layers:

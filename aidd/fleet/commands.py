@@ -117,7 +117,8 @@ def down(where: actions.Where) -> int:
 def main(args: Sequence[str]) -> int:
     """Run `aidd fleet ARGS`; Click's usage errors become aidd's (exit 2)."""
     try:
-        code = fleet.main(list(args), prog_name="aidd fleet", standalone_mode=False)
+        code = fleet.main(list(args), prog_name="aidd fleet", standalone_mode=False,
+                          complete_var="_AIDD_COMPLETE")
     except click.exceptions.Exit as done:
         return int(done.exit_code)
     except click.ClickException as exc:

@@ -41,7 +41,8 @@ class Supervisor:
         self.clock = clock
         events = EventLog(plan.paths.events, make_run_id(plan.started, os.getpid()),
                           root=plan.paths.root, clock=clock)
-        self.journal = Journal(console or Console(), events, clock, plan.paths.root)
+        self.journal = Journal(console or Console(color=plan.settings.colored), events, clock,
+                               plan.paths.root)
         self.life = Lifecycle(plan, self.journal, clock)
         self.budget = BudgetKeeper(plan, self.journal, clock)
         self.life.deadline_s = self.budget.deadline_s
