@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from aidd.config import Actions, load_settings
-from aidd.options import OPTIONS
 from aidd.config.show import show_config
+from aidd.options import OPTIONS
 
 
 def _settings(tmp_path: Path):  # type: ignore[no-untyped-def]
