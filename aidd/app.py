@@ -36,6 +36,7 @@ def run(settings: Settings) -> int:
             if action in ("stop", "extract_batch", "rollback"):  # they write into .automaker
                 check_layout(paths)
             return _one_shot(action, settings, paths, feature_filter, clock)
+        _confirm_unattended(settings, paths)
         # Imported here: a one-shot such as --status starts faster without the run's modules.
         from aidd.run.preflight import prepare_run
         from aidd.run.supervisor import Supervisor
@@ -44,6 +45,28 @@ def run(settings: Settings) -> int:
     except UnsafePathError as exc:  # a planted link, hard link or FIFO (issue 13)
         raise NotFoundError(f"refused: {exc}") from None
     return Supervisor(plan, clock).run()
+
+
+def _confirm_unattended(settings: Settings, paths: ProjectPaths) -> None:
+    """No accidental night (issue 28): `aidd` typed without --project-dir in a directory that
+    holds files but was never an aidd project would let an agent loose on it with full
+    permissions. At a terminal, say so and ask once; --yes, an explicit --project-dir or no
+    terminal keep the bash original's behaviour."""
+    from aidd.project.detect import has_existing_code
+
+    if settings.actions.yes or settings.from_flag("project-dir"):
+        return
+    if paths.automaker.exists() or not has_existing_code(paths.root) or not sys.stdin.isatty():
+        return
+    print_out(f"aidd is about to run {settings.cli} unattended, in a loop, with full permissions "
+              f"over {paths.root} (it holds files and was never an aidd project). Go on? [y/N] ")
+    try:
+        answer = sys.stdin.readline().strip().lower()
+    except (OSError, ValueError):
+        answer = ""
+    if answer not in ("y", "yes"):
+        raise UsageError(f"not started in {paths.root}: name the project with --project-dir "
+                         "(or pass --yes) to start without this question")
 
 
 def _check_flag_combinations(settings: Settings) -> None:

@@ -37,6 +37,8 @@ _ACTIONS = (
               "runs from then on (an edited file needs approving again), then exit"),
     ("show-config", "print each effective setting and where it came from (built-in, your "
                     "config, the project's, a variable, a flag; with --json: as JSON), then exit"),
+    ("yes", "start without asking, also where aidd would ask first (no --project-dir given, "
+            "a directory with files but no .automaker/, a terminal)"),
     ("offline", "with --doctor: skip the checks that need the network (the login prompt, the "
                 "notification and heartbeat endpoints)"),
 )

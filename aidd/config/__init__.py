@@ -37,6 +37,7 @@ class Actions:
     offline: bool = False  # --offline, with --doctor: no check that needs the network
     allow: bool = False  # --allow: approve the project's aidd.yaml as it is now
     show_config: bool = False  # --show-config: each effective setting and where it came from
+    yes: bool = False  # --yes: start a run without asking (see app._confirm_unattended)
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,10 @@ class Settings:
     origins: tuple[tuple[str, str], ...] = ()  # option name, where its value came from
     argv: tuple[str, ...] = field(default=(), repr=False)  # may hold a secret URL
     environ: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+    def from_flag(self, name: str) -> bool:
+        """The option `name` was given on the command line."""
+        return dict(self.origins).get(name) == f"flag --{name}"
 
     def colored(self, terminal: bool) -> bool:
         """Colour on a console that is (or is not) a terminal: --color, and NO_COLOR
