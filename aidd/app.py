@@ -136,13 +136,11 @@ def _one_shot(action: str, settings: Settings, paths: ProjectPaths,
 
 def _running_pid(paths: ProjectPaths) -> int | None:
     """The pid of the aidd running on this project now, if any (its lock record)."""
-    from aidd.project.lockfile import holder_running, read_lock
+    from aidd.project.lockfile import lock_holder
     from aidd.session import procfs
 
-    info = read_lock(paths.root, paths.lock)
-    pid = info.get("pid")
-    running = isinstance(pid, int) and pid > 0 and holder_running(pid, info, procfs)
-    return pid if running and isinstance(pid, int) else None
+    holder = lock_holder(paths.root, paths.lock, procfs)
+    return holder.pid if holder.alive else None
 
 
 def _stop(paths: ProjectPaths, clock: Clock) -> int:

@@ -228,7 +228,7 @@ def _claim_project(paths: ProjectPaths, started: datetime, settings: Settings,
 
 def _kill_orphans(lock: ProjectLock, paths: ProjectPaths, clock: Clock) -> list[str]:
     """The agent tree of an aidd killed with SIGKILL may still run: kill it now (REL-1)."""
-    killed = kill_orphans(lock.previous, paths.events, clock)
+    killed = kill_orphans(lock.previous, paths.events, clock, root=paths.root)
     if not killed:
         return []
     names = ", ".join(o.label() for o in killed)
