@@ -13,7 +13,7 @@ from pathlib import Path
 
 from aidd.clock import Clock, SystemClock
 from aidd.config import Settings
-from aidd.console import print_out
+from aidd.console import print_err, print_out
 from aidd.errors import ExitCode, LockHeldError, NotFoundError, UsageError, ValidationError
 from aidd.fsio import UnsafePathError
 from aidd.project import filters
@@ -102,7 +102,7 @@ def _chosen_action(settings: Settings) -> str | None:
         return None
     if len(chosen) > 1:
         ignored = ", ".join("--" + n.replace("_", "-") for n in chosen[1:])
-        sys.stderr.write(f"aidd: ignoring {ignored} (only --{chosen[0].replace('_', '-')} runs)\n")
+        print_err(f"aidd: ignoring {ignored} (only --{chosen[0].replace('_', '-')} runs)\n")
     return chosen[0]
 
 

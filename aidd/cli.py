@@ -6,7 +6,6 @@ one-line messages, and an unexpected one leaves its traceback in a crash file (C
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
 import sys
@@ -17,7 +16,7 @@ import click
 
 from aidd import __version__
 from aidd.config import Actions, Settings, load_settings
-from aidd.console import report_traceback
+from aidd.console import flush_standard, print_err, report_traceback
 from aidd.errors import AiddError, CrashReported, ExitCode, UsageError
 from aidd.options import OPTIONS, Kind, Option, OptionValueError, convert
 
@@ -167,11 +166,7 @@ def _report_crash(exc: BaseException, settings: Settings | None) -> None:
 
 
 def _error(message: str) -> None:
-    try:
-        sys.stderr.write(f"aidd: error: {message}\n")
-        sys.stderr.flush()
-    except OSError:
-        pass
+    print_err(f"aidd: error: {message}\n")
 
 
 def _standard_streams() -> None:
@@ -207,9 +202,7 @@ def _exit_now(code: int) -> int:
     processes using Temporal's SDK crashed at interpreter exit (3 of ~15, the issue's
     measurement) after their work succeeded; there is nothing left to tear down here."""
     if sys.modules.get("temporalio") is not None:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
+        flush_standard()
         os._exit(code)
     return code
 
