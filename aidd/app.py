@@ -13,7 +13,7 @@ from pathlib import Path
 
 from aidd.clock import Clock, SystemClock
 from aidd.config import Settings
-from aidd.console import print_out
+from aidd.console import print_err, print_out
 from aidd.errors import ExitCode, LockHeldError, NotFoundError, UsageError, ValidationError
 from aidd.fsio import UnsafePathError
 from aidd.project import filters
@@ -126,7 +126,7 @@ def _chosen_action(settings: Settings) -> str | None:
         return None
     if len(chosen) > 1:
         ignored = ", ".join("--" + n.replace("_", "-") for n in chosen[1:])
-        sys.stderr.write(f"aidd: ignoring {ignored} (only --{chosen[0].replace('_', '-')} runs)\n")
+        print_err(f"aidd: ignoring {ignored} (only --{chosen[0].replace('_', '-')} runs)\n")
     return chosen[0]
 
 
@@ -174,13 +174,11 @@ def _extract_batch(paths: ProjectPaths, settings: Settings, clock: Clock) -> int
 
 def _running_pid(paths: ProjectPaths) -> int | None:
     """The pid of the aidd running on this project now, if any (its lock record)."""
-    from aidd.project.lockfile import holder_running, read_lock
+    from aidd.project.lockfile import lock_holder
     from aidd.session import procfs
 
-    info = read_lock(paths.root, paths.lock)
-    pid = info.get("pid")
-    running = isinstance(pid, int) and pid > 0 and holder_running(pid, info, procfs)
-    return pid if running and isinstance(pid, int) else None
+    holder = lock_holder(paths.root, paths.lock, procfs)
+    return holder.pid if holder.alive else None
 
 
 def _stop(paths: ProjectPaths, settings: Settings, clock: Clock) -> int:

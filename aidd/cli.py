@@ -6,7 +6,6 @@ one-line messages, and an unexpected one leaves its traceback in a crash file (C
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
 import sys
@@ -17,7 +16,7 @@ import click
 
 from aidd import __version__
 from aidd.config import Actions, Settings, color_wanted, load_settings
-from aidd.console import report_traceback
+from aidd.console import flush_standard, print_err, report_traceback
 from aidd.errors import AiddError, CrashReported, ExitCode, UsageError, shown
 from aidd.options import CLI_NAMES, OPTIONS, Kind, Option, OptionValueError, convert
 
@@ -215,18 +214,8 @@ def _report_crash(exc: BaseException, settings: Settings | None) -> None:
 
 def _error(message: str, settings: Settings | None = None) -> None:
     """`aidd: error: …`, in red where colour is wanted (a terminal, --color, NO_COLOR)."""
-    line = f"aidd: error: {message}"
-    try:
-        terminal = sys.stderr.isatty()
-    except (OSError, ValueError):
-        terminal = False
-    if color_wanted(settings.color if settings is not None else "auto", terminal):
-        line = f"\x1b[31m{line}\x1b[0m"
-    try:
-        sys.stderr.write(line + "\n")
-        sys.stderr.flush()
-    except OSError:
-        pass
+    mode = settings.color if settings is not None else "auto"
+    print_err(f"aidd: error: {message}\n", "error", lambda terminal: color_wanted(mode, terminal))
 
 
 def _standard_streams() -> None:
@@ -279,9 +268,7 @@ def _exit_now(code: int) -> int:
     processes using Temporal's SDK crashed at interpreter exit (3 of ~15, the issue's
     measurement) after their work succeeded; there is nothing left to tear down here."""
     if sys.modules.get("temporalio") is not None:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
+        flush_standard()
         os._exit(code)
     return code
 

@@ -141,6 +141,25 @@ def print_out(text: str) -> None:
         raise AiddError(f"cannot write to standard output ({why})") from None
 
 
+def print_err(text: str, style: str = "", color: Callable[[bool], bool] = bool) -> None:
+    """A line for the user on standard error (`aidd: error: ...`, a warning of a one-shot),
+    in `style` where `color` says so for a terminal (or not); a standard error that cannot take
+    it (closed, full) is let go: nothing is left to tell."""
+    with contextlib.suppress(OSError, ValueError):
+        if style and color(sys.stderr.isatty()):
+            body = text.rstrip("\n")
+            text = f"{_STYLES[style]}{body}\x1b[0m{text[len(body):]}"
+        sys.stderr.write(text)
+        sys.stderr.flush()
+
+
+def flush_standard() -> None:
+    """Flush standard output and error (before a process leaves without its teardown)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+
+
 def report_traceback(exc: BaseException, root: Path | None) -> Path | None:
     """Keep an internal error's traceback for the user (REL-20): in a new crash file under
     `root/.automaker`, else (no project, a full disk) on standard error. The crash file, or

@@ -1,7 +1,9 @@
-"""Exit codes and the errors that carry them; the one place the numbers live."""
+"""Exit codes and the errors that carry them, and the words for each result: the one place the
+numbers live (docs/architecture.md "Owners")."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import IntEnum, unique
 
 
@@ -24,6 +26,43 @@ class ExitCode(IntEnum):
     RATE_LIMITED = 74  # result only: usage or rate limit, the run sleeps and retries
     NO_WORK = 75  # result: the agent exited 0 having done nothing
     TIMEOUT_OR_SIGNAL = 124  # result: wall-clock limit; exit: aidd got a signal
+
+
+@dataclass(frozen=True)
+class ResultName:
+    key: str  # in machine output: the extraction's status (LOG-32), the report's chart class
+    words: str  # what the reports show
+
+
+# One name per attempt result, so no table calls 124 one thing and another table another.
+# 124 is the wall-clock limit or a signal to aidd (docs/exit-codes), and says so everywhere.
+RESULTS: dict[int, ResultName] = {  # by ExitCode
+    ExitCode.SUCCESS: ResultName("success", "success"),
+    ExitCode.NO_ASSISTANT: ResultName("no_assistant", "no assistant output"),
+    ExitCode.IDLE_TIMEOUT: ResultName("idle_timeout", "idle timeout"),
+    ExitCode.PROVIDER_ERROR: ResultName("provider_error", "provider error"),
+    ExitCode.RATE_LIMITED: ResultName("rate_limited", "rate limited"),
+    ExitCode.NO_WORK: ResultName("no_work", "no work"),
+    ExitCode.TIMEOUT_OR_SIGNAL: ResultName("timeout", "wall timeout or signal"),
+}
+TIMEOUTS = (ExitCode.IDLE_TIMEOUT, ExitCode.TIMEOUT_OR_SIGNAL)  # results that are a timeout
+SIGNAL_BASE = 128  # a result of 128 + N: the agent died of signal N (not sent by aidd)
+_SIGNALS = 32
+
+
+def result_key(code: int) -> str | None:
+    """The result's name in machine output; None for a status aidd has no name for."""
+    name = RESULTS.get(code)
+    return None if name is None else name.key
+
+
+def result_words(code: int) -> str:
+    """What a report calls the result `code`: its name, `signal N`, or `exit N`."""
+    name = RESULTS.get(code)
+    if name is not None:
+        return name.words
+    signal = code - SIGNAL_BASE
+    return f"signal {signal}" if 0 < signal < _SIGNALS else f"exit {code}"
 
 
 class AiddError(Exception):

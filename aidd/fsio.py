@@ -302,18 +302,28 @@ def read_file(root: Path, path: Path, limit: int) -> bytes:
     `root` (a symlink may lead elsewhere in the project, never out of it) and at most `limit`
     bytes. Never blocks on a FIFO. Raises FileNotFoundError, UnsafePathError,
     FileTooLargeError or another OSError."""
+    with open_read(root, path) as file:
+        if os.fstat(file.fileno()).st_size > limit:
+            raise FileTooLargeError(path, limit)
+        return _read_capped(file.fileno(), path, limit)
+
+
+def open_read(root: Path, path: Path) -> BinaryIO:
+    """`path` opened for reading as a stream (a log cleaned chunk by chunk, the tail of a
+    file), after `read_file`'s checks: a regular file whose real location is inside `root`,
+    opened without blocking (a FIFO planted there is refused, never waited on). The caller
+    bounds what it reads. Raises FileNotFoundError, UnsafePathError or another OSError."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise UnsafePathError(path, "is not a regular file")
         if not _inside(_real_path(fd, path), os.path.realpath(root)):
             raise UnsafePathError(path, "leads outside the project (refused)")
-        if info.st_size > limit:
-            raise FileTooLargeError(path, limit)
-        return _read_capped(fd, path, limit)
-    finally:
+        os.set_blocking(fd, True)
+    except BaseException:
         os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
 
 
 def _real_path(fd: int, path: Path) -> str:

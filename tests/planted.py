@@ -3,8 +3,14 @@ file outside the project, or a FIFO that blocks whoever opens it."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 def plant(path: Path, kind: str, target: Path | None = None) -> Path:
@@ -21,3 +27,28 @@ def plant(path: Path, kind: str, target: Path | None = None) -> Path:
     else:
         raise ValueError(f"unknown kind {kind!r}")
     return path
+
+
+def within(seconds: float, call: Callable[[], T], fifo: Path) -> T:
+    """`call()`'s value, asserting it came within `seconds` instead of blocking on the planted
+    `fifo` (which is then opened for writing, so the stuck reader lets the test process go)."""
+    done: list[T] = []
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            done.append(call())
+        except BaseException as exc:
+            failed.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        with contextlib.suppress(OSError):
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        thread.join(5)
+        raise AssertionError(f"still blocked on the FIFO {fifo} after {seconds} s")
+    if failed:
+        raise failed[0]
+    return done[0]

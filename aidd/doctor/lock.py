@@ -9,7 +9,7 @@ import os
 
 from aidd.doctor.findings import Finding, ok, warn
 from aidd.fsio import open_file
-from aidd.project.lockfile import holder_running, read_lock
+from aidd.project.lockfile import HolderState, lock_holder
 from aidd.project.paths import ProjectPaths
 from aidd.session import procfs
 
@@ -17,21 +17,19 @@ from aidd.session import procfs
 def check_lock(paths: ProjectPaths) -> Finding:
     if not paths.lock.exists():
         return ok("lock", "free (no lock file)")
-    info = read_lock(paths.root, paths.lock)
-    pid = info.get("pid")
-    who = (f"aidd pid {pid}, started {info.get('started_at', '?')}, on "
-           f"{info.get('host', '?')}")
+    holder = lock_holder(paths.root, paths.lock, procfs)
+    who = (f"aidd pid {holder.pid or '?'}, started {holder.started_at or '?'}, on "
+           f"{holder.host or '?'}")
     if _flocked(paths) is False:
         return warn("lock", f"held by {who}: another run cannot start now",
                     "wait for it to end, or ask it to stop: aidd --stop")
-    if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0:
-        running = holder_running(pid, info, procfs)
-        if running is None:
-            return warn("lock", f"the record names {who}, another host: cannot tell whether "
-                        "it still runs", "make sure no aidd runs on this project there")
-        if running:
-            return warn("lock", f"held by {who} (its lock file was replaced under it)",
-                        "wait for it to end, or ask it to stop: aidd --stop")
+    if holder.state is HolderState.OTHER_HOST:
+        return warn("lock", f"the record names {who}, another host: cannot tell whether "
+                    "it still runs", "make sure no aidd runs on this project there")
+    if holder.state is HolderState.ALIVE:
+        return warn("lock", f"held by {who} (its lock file was replaced under it)",
+                    "wait for it to end, or ask it to stop: aidd --stop")
+    if holder.state is HolderState.GONE:
         return ok("lock", f"free (the record of {who} is stale: a run reclaims it)")
     return ok("lock", "free")
 

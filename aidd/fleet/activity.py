@@ -23,6 +23,7 @@ from temporalio.converter import value_to_type
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from aidd.clock import SystemClock
+from aidd.errors import ExitCode
 from aidd.fleet import checkout, child
 from aidd.fleet.connection import without_credentials
 from aidd.fleet.progress import advance, resumed, this_host
@@ -36,14 +37,15 @@ from aidd.fleet.records import (
     State,
     state_for_exit,
 )
-from aidd.project.lockfile import holder_running, read_lock
+from aidd.project.lockfile import lock_holder
 from aidd.project.paths import ProjectPaths
 from aidd.project.stop import request_stop
 from aidd.session import procfs
 
 TERM_WAIT_S = 30.0  # aidd's own kill grace is 5 s; then its process group is killed
 LOCK_WAIT_S = 60.0  # a lost attempt's aidd may still be ending its agent on this machine
-RESULT_EXITS = (0, 6, 9, 73, 124)
+RESULT_EXITS = (ExitCode.SUCCESS, ExitCode.ABORTED, ExitCode.BUDGET_EXHAUSTED,
+                ExitCode.PROJECT_COMPLETE, ExitCode.TIMEOUT_OR_SIGNAL)
 STALE = ("stale: the branch moved on (a newer attempt pushed); this attempt stopped without "
          "overwriting it")
 
@@ -101,9 +103,7 @@ async def _wait_for_lock(root: Path, progress: Progress) -> None:
     paths, clock = ProjectPaths(root), SystemClock()
     deadline = clock.monotonic() + LOCK_WAIT_S
     while clock.monotonic() < deadline:
-        info = read_lock(paths.root, paths.lock)
-        pid = info.get("pid")
-        if not isinstance(pid, int) or not holder_running(pid, info, procfs):
+        if not lock_holder(paths.root, paths.lock, procfs).alive:
             return
         activity.heartbeat(replace(progress, last_event="waiting_for_lock"))
         await asyncio.sleep(0.5)

@@ -5,7 +5,6 @@ reading on in the same file when it runs where that attempt ran."""
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import stat
@@ -14,8 +13,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from aidd.events import parse_event
 from aidd.fleet.gitrun import is_object_id
 from aidd.fleet.records import ENDS_KEPT, Progress
+from aidd.fsio import open_read
 from aidd.project.features import load_features
 from aidd.project.paths import ProjectPaths
 
@@ -49,7 +50,7 @@ def resumed(carried: Progress | None, root: Path, host: str) -> Progress:
 def advance(progress: Progress, root: Path) -> Progress:
     """`progress` with the events appended since its offset (whole lines only)."""
     paths = ProjectPaths(root)
-    chunk, start = _read_from(paths.events, progress.offset)
+    chunk, start = _read_from(root, paths.events, progress.offset)
     if start != progress.offset:  # the file is new or was replaced: read it from the start
         progress = replace(progress, offset=start)
     end = chunk.rfind(b"\n") + 1
@@ -59,7 +60,7 @@ def advance(progress: Progress, root: Path) -> Progress:
         return progress
     ended = False
     for line in chunk[:end].splitlines():
-        event = _parse(line)
+        event = parse_event(line)
         if event is not None:
             progress = fold(progress, event)
             ended = ended or event.get("event") in ("iteration_end", "run_end")
@@ -138,26 +139,12 @@ def _size(path: Path) -> int:
     return info.st_size if stat.S_ISREG(info.st_mode) else 0
 
 
-def _read_from(path: Path, offset: int) -> tuple[bytes, int]:
+def _read_from(root: Path, path: Path, offset: int) -> tuple[bytes, int]:
     """The bytes from `offset` (from 0 when the file is now shorter), and where they start."""
-    try:  # the agent may have put a link or a FIFO there: neither followed nor waited on
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:  # the agent may have put a link out or a FIFO there: neither followed nor waited on
+        with open_read(root, path) as file:
+            size = os.fstat(file.fileno()).st_size
+            start = offset if offset <= size else 0
+            return os.pread(file.fileno(), READ_LIMIT, start), start
     except OSError:
         return b"", offset
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return b"", offset
-        size = info.st_size
-        start = offset if offset <= size else 0
-        return os.pread(fd, READ_LIMIT, start), start
-    finally:
-        os.close(fd)
-
-
-def _parse(line: bytes) -> dict[str, Any] | None:
-    try:
-        value = json.loads(line)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None

@@ -9,15 +9,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from aidd.errors import ExitCode
+
 TASK_QUEUE = "aidd-fleet"
 WORKFLOW_TYPE = "AiddProject"
 POOL_WORKFLOW_TYPE = "AiddPool"
 CONFIG_ERROR = "AiddConfigError"  # the non-retryable error type: exit 2, 3, 7 or 8
-CONFIG_EXITS = (2, 3, 7, 8)
-COMPLETE_EXITS = (0, 73)
-STOPPED_EXITS = (6, 124)
+CONFIG_EXITS = (ExitCode.INVALID_ARGS, ExitCode.NOT_FOUND, ExitCode.VALIDATION_ERROR,
+                ExitCode.CLI_ERROR)
+COMPLETE_EXITS = (ExitCode.SUCCESS, ExitCode.PROJECT_COMPLETE)
+STOPPED_EXITS = (ExitCode.ABORTED, ExitCode.TIMEOUT_OR_SIGNAL)
 ENDS_KEPT = 20
-BUDGET_EXIT = 9
 
 
 class State(StrEnum):
@@ -118,9 +120,9 @@ def pool_workflow_id(fleet: str, pool: str) -> str:
 
 def state_for_exit(code: int) -> State:
     if code in COMPLETE_EXITS:
-        return State.COMPLETE if code == 73 else State.DONE
+        return State.COMPLETE if code == ExitCode.PROJECT_COMPLETE else State.DONE
     if code in STOPPED_EXITS:
         return State.STOPPED
-    if code == BUDGET_EXIT:
+    if code == ExitCode.BUDGET_EXHAUSTED:
         return State.BUDGET
     return State.FAILED

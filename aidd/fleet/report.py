@@ -19,11 +19,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from aidd.errors import result_words
 from aidd.fleet.checkout import checkout_dir
 from aidd.fleet.connection import without_credentials
 from aidd.fleet.control import Row
 from aidd.fleet.records import ProjectJob
-from aidd.reports.morning.fmt import clean, result_name
+from aidd.reports.morning.fmt import clean
 
 SCHEMA = 1
 _TIMEOUT_S = 300
@@ -134,7 +135,7 @@ def _from_server(item: ProjectReport, row: Row) -> dict[str, Any]:
                      "reason": p.run_reason or None, "exit_code": row.exit_code,
                      "attempts": None},
         "attempts": p.ended,
-        "by_result": [{"result": code, "label": result_name(code), "count": n}
+        "by_result": [{"result": code, "label": result_words(code), "count": n}
                       for code, n in sorted((int(k), n) for k, n in p.by_result.items())],
         "features_passing": p.features_passing, "features_total": p.features_total,
         "became_passing": None,

@@ -10,7 +10,7 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
-from aidd.fsio import atomic_file
+from aidd.fsio import atomic_file, open_read
 
 # Two stages: `_ControlStripper` removes escape sequences and C0 controls and turns every `\r`
 # into a line break; `_LineFilter` drops box-drawing-only lines and collapses runs of blank
@@ -199,10 +199,11 @@ def clean_stream(src: BinaryIO, dst: BinaryIO, chunk_size: int = CHUNK_SIZE) -> 
 def clean_log(path: Path, *, root: Path | None = None) -> str | None:
     """Clean one log in place, atomically (`root`: the project, default the log's directory);
     on any failure keep the raw log and return a warning."""
-    try:
-        with path.open("rb") as src:
+    root = root or path.parent
+    try:  # the agent may have put a FIFO or a link out of the project there (fsio)
+        with open_read(root, path) as src:
             mode = stat.S_IMODE(os.fstat(src.fileno()).st_mode)
-            with atomic_file(root or path.parent, path, mode) as out:
+            with atomic_file(root, path, mode) as out:
                 if not clean_stream(src, out.file):
                     out.discard()  # already clean: leave the file (and its inode) alone
     # Cleaning runs on every exit path (EXIT-6), signals included: whatever goes wrong, the raw

@@ -12,8 +12,8 @@ from typing import Any
 
 from aidd.agents.registry import ADAPTERS
 from aidd.agents.toolcalls import Call, EventReader, ToolKind, classify_error
-from aidd.errors import ExitCode, NotFoundError
-from aidd.fsio import read_file, write_atomic
+from aidd.errors import ExitCode, NotFoundError, result_key
+from aidd.fsio import open_read, read_file, write_atomic
 from aidd.logs.cleaning import clean_bytes
 from aidd.project import limits
 
@@ -61,15 +61,6 @@ _ERROR_TEXT = re.compile(
 _TEXT_TOOL = re.compile(
     r"^\s*[|│]\s+(Read|Write|Edit|Bash|Patch|List|Glob|Grep|WebFetch|Todo\w*)\s+([^|\s].*?)\s*$"
 )
-_STATUS_BY_CODE = {
-    0: "success",
-    70: "no_assistant",
-    71: "idle_timeout",
-    72: "provider_error",
-    74: "rate_limited",
-    75: "no_work",
-    124: "timeout",
-}
 _STATUS_BY_REASON = {
     "idle_timeout": "idle_timeout",
     "wall_timeout": "timeout",
@@ -126,8 +117,10 @@ def _project_dir(log_path: Path, header: _Header) -> Path | None:
     return None
 
 
-def extract_log(log_path: Path, failure_count: int | None = None) -> dict[str, Any]:
-    """The structured record of one log (LOG-32). Raises OSError when the log cannot be read.
+def extract_log(log_path: Path, failure_count: int | None = None, *,
+                root: Path | None = None) -> dict[str, Any]:
+    """The structured record of one log (LOG-32). Raises OSError when the log cannot be read
+    (a FIFO or a link out of `root`, the project, default the log's directory, included).
 
     `failure_count` (the run's consecutive failures) beats what the log says.
     """
@@ -135,7 +128,7 @@ def extract_log(log_path: Path, failure_count: int | None = None) -> dict[str, A
     events = EventReader()
     mention: re.Match[str] | None = None
     text_errors: list[dict[str, Any]] = []
-    with log_path.open("rb") as fh:
+    with open_read(root or log_path.parent, log_path) as fh:
         for number, raw in enumerate(fh, 1):
             line = raw.rstrip(b"\r\n")
             if line.startswith(b"[aidd"):
@@ -297,7 +290,7 @@ def _status(outcome: str | None, reason: str | None, code: int) -> str:
         case "failure":
             return _STATUS_BY_REASON.get((reason or "").lower(), "failure")
         case _:
-            return _STATUS_BY_CODE.get(code, "failure")
+            return result_key(code) or "failure"
 
 
 def _targets(calls: list[Call], kind: ToolKind) -> list[str]:
@@ -361,10 +354,11 @@ def extraction_path(log_path: Path) -> Path:
 def write_extraction(log_path: Path, failure_count: int | None = None) -> str | None:
     """Write `<base>.json` next to the log; a warning on failure, never an exception (LOG-30)."""
     try:
-        record = extract_log(log_path, failure_count)
+        root = log_path.parents[2]  # <root>/.automaker/iterations/NNN.log
+        record = extract_log(log_path, failure_count, root=root)
         text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
         write_atomic(extraction_path(log_path), text.encode("utf-8", "replace"), mode=0o644,
-                     root=log_path.parents[2])  # <root>/.automaker/iterations/NNN.log
+                     root=root)
     # Extraction must never change a result or the exit code (LOG-30), whatever the log holds.
     except Exception as exc:
         return f"could not extract {log_path.name}: {exc}"

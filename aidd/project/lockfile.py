@@ -15,6 +15,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import Enum
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -58,14 +59,51 @@ def read_lock(root: Path, path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def holder_running(pid: int, info: dict[str, Any], liveness: Liveness) -> bool | None:
-    """Is `pid` still the aidd that wrote `info`? None when it ran on another host. aidd
-    records its start time wherever one can be read, so a record without one cannot name a
-    live aidd there."""
-    host = info.get("host")
-    if isinstance(host, str) and host and host != os.uname().nodename:
-        return None
-    return liveness.same_process(pid, info.get("pid_start"))
+class HolderState(Enum):
+    NONE = "none"  # no record, or one naming no pid: nobody to ask about
+    ALIVE = "alive"  # this host, and the pid still names the aidd that wrote the record
+    GONE = "gone"  # this host, and no such process any more (or its pid now names another)
+    OTHER_HOST = "other_host"  # written on another host, whose processes cannot be seen
+
+
+@dataclass(frozen=True)
+class Holder:
+    """Who a lock record names, and whether it lives: the one answer every reader uses
+    (docs/architecture.md "Owners")."""
+
+    state: HolderState
+    pid: int | None = None
+    host: str | None = None
+    started_at: str | None = None
+
+    @property
+    def alive(self) -> bool:
+        """May it be running? A holder on another host counts as alive: aidd cannot see its
+        processes, so it is never reaped or reported gone (docs/architecture.md)."""
+        return self.state in (HolderState.ALIVE, HolderState.OTHER_HOST)
+
+
+def judge_holder(info: Mapping[str, Any], liveness: Liveness) -> Holder:
+    """The holder the record `info` names: a positive int pid (a forged `true` or `-1` names
+    none); on this host, alive when that pid still names the process that started at the
+    recorded start ticks (a reused pid is another process; a record without start ticks
+    cannot name a live aidd where they can be read)."""
+    pid, host, started = info.get("pid"), info.get("host"), info.get("started_at")
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return Holder(HolderState.NONE)
+    host = host if isinstance(host, str) and host else None
+    if host is not None and host != os.uname().nodename:
+        state = HolderState.OTHER_HOST
+    else:
+        alive = liveness.same_process(pid, info.get("pid_start"))
+        state = HolderState.ALIVE if alive else HolderState.GONE
+    return Holder(state, pid, host, started if isinstance(started, str) else None)
+
+
+def lock_holder(root: Path, path: Path, liveness: Liveness) -> Holder:
+    """The holder of the lock file `path`, read never taken (`--status`, `--doctor`, `--stop`,
+    the report, the fleet)."""
+    return judge_holder(read_lock(root, path), liveness)
 
 
 @dataclass
@@ -122,13 +160,13 @@ class ProjectLock:
         """A live aidd of this very project whose lock file was replaced under it (by its agent,
         say) still runs here: a second one would be two supervisors on one project (REL-7)."""
         info = read_lock(self.root, self.path)
-        pid = info.get("pid")
-        if (isinstance(pid, int) and pid != os.getpid()
-                and holder_running(pid, info, self.liveness)
+        holder = judge_holder(info, self.liveness)
+        if (holder.alive and holder.pid != os.getpid()
                 and info.get("project") == project_identity(self.root)):
             os.close(fd)
-            raise LockHeldError(f"another aidd (pid {pid}, started {info.get('started_at', '?')})"
-                                f" is running on {self.root} (its lock file was replaced)")
+            raise LockHeldError(f"another aidd (pid {holder.pid}, started "
+                                f"{holder.started_at or '?'}) is running on {self.root} (its lock "
+                                "file was replaced)")
 
     def _is_current(self, fd: int) -> bool:
         try:
@@ -142,14 +180,12 @@ class ProjectLock:
         """The pid of the aidd whose record we found, when it is really gone and ran on this
         very project directory: only then may its marked processes be reaped. None otherwise
         (no record, our own, alive, another host, or another directory's record)."""
-        pid = self.previous.get("pid")
-        if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0 or pid == os.getpid():
+        holder = judge_holder(self.previous, self.liveness)
+        if holder.state is not HolderState.GONE or holder.pid == os.getpid():
             return None
         if not isinstance(self.previous.get("pid_start"), int):
             return None  # nothing to prove the pid was that aidd
-        if holder_running(pid, self.previous, self.liveness) is not False:
-            return None
-        return pid if self.previous.get("project") == project_identity(self.root) else None
+        return holder.pid if self.previous.get("project") == project_identity(self.root) else None
 
     def release(self) -> None:
         if self.fd < 0:

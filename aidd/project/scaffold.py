@@ -7,9 +7,11 @@ import os
 import stat
 from pathlib import Path
 
-from aidd.fsio import make_dirs, write_atomic
+from aidd.fsio import make_dirs, read_file, write_atomic
 from aidd.project.paths import ProjectPaths
 from aidd.resources import data_dir
+
+SPEC_LIMIT = 10 << 20  # a spec is prose for a model's context window, never gigabytes
 
 # Nothing here follows a symlink it finds in the project: an existing entry (a link included) is
 # left alone, so no copy can land outside the project (REL-4).
@@ -77,6 +79,18 @@ def copy_artifacts(paths: ProjectPaths, source: Path | None = None) -> list[str]
 def _inside(path: Path, root: Path) -> bool:
     real_root = root.resolve()
     return real_root in path.resolve().parents
+
+
+def spec_differs(spec: Path, paths: ProjectPaths) -> bool:
+    """app_spec.txt is there and holds other bytes than the user's spec (the project's file
+    read through fsio: no link out, no FIFO, capped at the spec's own size limit)."""
+    dest = paths.app_spec
+    if not dest.exists() and not dest.is_symlink():
+        return False
+    try:
+        return read_file(paths.root, dest, SPEC_LIMIT) != spec.read_bytes()
+    except OSError:
+        return True
 
 
 def copy_spec(spec: Path, paths: ProjectPaths) -> bool:

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from aidd.events import read_events
-from aidd.project.lockfile import holder_running, read_lock
+from aidd.project.lockfile import HolderState, lock_holder
 from aidd.project.paths import ProjectPaths
 from aidd.session import procfs
 
@@ -31,18 +31,15 @@ class RunState:
 
 
 def read_run_state(paths: ProjectPaths, now: datetime) -> RunState:
-    lock = read_lock(paths.root, paths.lock)
-    pid = lock.get("pid")
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
-        pid = None
-    running: bool | None = False if pid is None else holder_running(pid, lock, procfs)
+    holder = lock_holder(paths.root, paths.lock, procfs)
+    # Shown as it is: a holder on another host is "unknown" here (it counts as alive).
+    running = None if holder.state is HolderState.OTHER_HOST else holder.alive
     events = read_events(paths.events)
-    paused = _paused_until(events, pid, now) if running else None
-    started = lock.get("started_at") if running is not False else None
+    paused = _paused_until(events, holder.pid, now) if running else None
     return RunState(
         running=running,
-        pid=pid if running is not False else None,
-        started_at=started if isinstance(started, str) else None,
+        pid=holder.pid if holder.alive else None,
+        started_at=holder.started_at if holder.alive else None,
         paused_until=paused,
         last_iteration=_last_iteration(events),
     )

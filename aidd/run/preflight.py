@@ -23,12 +23,13 @@ from aidd.config import Settings
 from aidd.doctor.findings import Status
 from aidd.doctor.quick import run_start_checks
 from aidd.errors import AgentCliError, NotFoundError, UsageError
-from aidd.fsio import UnsafePathError, make_dirs, read_file, remove_stale_temps
+from aidd.fsio import UnsafePathError, make_dirs, remove_stale_temps
 from aidd.notify.targets import redact_argv
 from aidd.project.detect import Origin, detect_origin
 from aidd.project.filters import FeatureFilter
 from aidd.project.lockfile import ProjectLock
 from aidd.project.paths import ProjectPaths, check_layout
+from aidd.project.scaffold import SPEC_LIMIT, spec_differs
 from aidd.prompts import context as pc
 from aidd.prompts.render import PromptRenderer
 from aidd.prompts.select import Mode, ModelOptions, PromptKind, choose_mode
@@ -36,8 +37,6 @@ from aidd.session import procfs
 from aidd.session.cliproc import probe_version
 from aidd.session.idle import IdlePolicy
 from aidd.session.orphans import MARK_VAR, kill_orphans, new_mark
-
-SPEC_LIMIT = 10 << 20  # a spec is prose for a model's context window, never gigabytes
 
 
 @dataclass(frozen=True)
@@ -197,7 +196,7 @@ def _check_spec(settings: Settings, paths: ProjectPaths, origin: Origin, *,
         _check_spec_file(spec)
         if audit_run:
             return ["--spec is not used by an audit run: the audits read .automaker/app_spec.txt"]
-        if origin is Origin.EXISTING and _differs(spec, paths.root, paths.app_spec):
+        if origin is Origin.EXISTING and spec_differs(spec, paths):
             raise UsageError(f"--spec {spec} differs from the project's .automaker/app_spec.txt, "
                              "which a run of an existing project does not replace: edit that "
                              "file, or remove it to start from --spec")
@@ -207,17 +206,6 @@ def _check_spec(settings: Settings, paths: ProjectPaths, origin: Origin, *,
             "--spec is needed: the project is new and has no .automaker/app_spec.txt"
         )
     return []
-
-
-def _differs(spec: Path, root: Path, app_spec: Path) -> bool:
-    """app_spec.txt is there and holds other bytes than the spec (a project file: read
-    through fsio, never a link or a FIFO)."""
-    if not app_spec.exists() and not app_spec.is_symlink():
-        return False
-    try:
-        return read_file(root, app_spec, SPEC_LIMIT) != spec.read_bytes()
-    except OSError:
-        return True
 
 
 def _check_spec_file(spec: Path) -> None:
@@ -253,7 +241,7 @@ def _claim_project(paths: ProjectPaths, started: datetime, settings: Settings,
 
 def _kill_orphans(lock: ProjectLock, paths: ProjectPaths, clock: Clock) -> list[str]:
     """The agent tree of an aidd killed with SIGKILL may still run: kill it now (REL-1)."""
-    killed = kill_orphans(lock.previous, paths.events, clock)
+    killed = kill_orphans(lock.previous, paths.events, clock, root=paths.root)
     if not killed:
         return []
     names = ", ".join(o.label() for o in killed)

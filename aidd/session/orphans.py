@@ -4,15 +4,16 @@ killed with SIGKILL (the lock file records the mark for the next run)."""
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from aidd.clock import Clock
+from aidd.events import parse_event
+from aidd.fsio import open_read
 from aidd.session import procfs, proctree
 from aidd.session.proctree import ProcInfo
 
@@ -41,8 +42,8 @@ def find_marked(mark: str) -> list[Marked]:
     return [_marked(c) for c in procfs.find_carrying(MARK_VAR, mark)]
 
 
-def kill_orphans(record: Mapping[str, object], events_path: Path,
-                 clock: Clock) -> list[ProcInfo]:
+def kill_orphans(record: Mapping[str, object], events_path: Path, clock: Clock, *,
+                 root: Path) -> list[ProcInfo]:
     """Kill what the run that wrote lock `record` left behind (with a grace). Under
     `--keep-children` only the tree of the attempt it died in: descendants of finished
     attempts were kept on purpose."""
@@ -51,7 +52,7 @@ def kill_orphans(record: Mapping[str, object], events_path: Path,
         return []
     if record.get("keep_children") is not True:
         return _kill(mark, clock, lambda o: True, _ORPHAN_GRACE_S)
-    in_flight = in_flight_attempts(events_path)
+    in_flight = in_flight_attempts(events_path, root)
     return _kill(mark, clock, lambda o: o.iteration in in_flight, _ORPHAN_GRACE_S)
 
 
@@ -75,10 +76,11 @@ def sweep_run(environ: Mapping[str, str], keep_children: bool, clock: Clock) -> 
     return [f"killed {len(killed)} processes still carrying this run's mark: {names}"]
 
 
-def in_flight_attempts(events_path: Path) -> set[str]:
-    """Log numbers whose `iteration_start` has no `iteration_end` (the attempt aidd died in)."""
+def in_flight_attempts(events_path: Path, root: Path) -> set[str]:
+    """Log numbers whose `iteration_start` has no `iteration_end` (the attempt aidd died in);
+    `root`: the project, which events.jsonl may not lead out of."""
     started: set[str] = set()
-    for event in _tail_events(events_path):
+    for event in _tail_events(root, events_path):
         number = str(event.get("number"))
         if event.get("event") == "iteration_start":
             started.add(number)
@@ -97,21 +99,15 @@ def _marked(carrier: procfs.Carrier) -> Marked:
     return Marked(carrier.pid, carrier.environ.get(_ITERATION_VAR))
 
 
-def _tail_events(path: Path) -> list[dict[str, object]]:
-    """The events in the last 256 KiB of `events.jsonl` (the attempt in flight is near the end)."""
+def _tail_events(root: Path, path: Path) -> list[dict[str, Any]]:
+    """The events in the last 256 KiB of `events.jsonl` (the attempt in flight is near the end).
+    A project file: never a FIFO waited on or a link out of `root` (fsio)."""
     try:
-        with path.open("rb") as fh:
-            size = fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, size - _EVENTS_TAIL))
-            if size > _EVENTS_TAIL:
-                fh.readline()  # a partial first line
-            tail = fh.read()
+        with open_read(root, path) as file:
+            size = os.fstat(file.fileno()).st_size
+            start = max(0, size - _EVENTS_TAIL)
+            tail = os.pread(file.fileno(), _EVENTS_TAIL, start)
     except OSError:
         return []
-    out = []
-    for line in tail.splitlines():
-        with contextlib.suppress(ValueError):
-            obj = json.loads(line)
-            if isinstance(obj, dict):
-                out.append(obj)
-    return out
+    lines = tail.split(b"\n")[1 if start else 0:]  # from mid-file: the first line is partial
+    return [event for line in lines if (event := parse_event(line)) is not None]

@@ -76,6 +76,24 @@ def test_a_fifo_for_events_is_not_waited_on(tmp_path: Path) -> None:
     assert advance(Progress(), tmp_path) == Progress()
 
 
+def test_a_planted_deeply_nested_line_is_skipped(tmp_path: Path) -> None:
+    """events.jsonl is the project's: a line nested past the stack's depth is not an event,
+    never a RecursionError that ends the heartbeat (issue 27 item 14)."""
+    _append(tmp_path, {"event": "iteration_start", "number": 1}, torn="[" * 100_000 + "\n")
+    _append(tmp_path, {"event": "iteration_end", "number": 1, "result": 0})
+    progress = advance(Progress(), tmp_path)
+    assert (progress.iteration, progress.ended, progress.by_result) == (1, 1, {"0": 1})
+
+
+def test_events_linked_out_of_the_project_are_not_read(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.jsonl"
+    outside.write_text(json.dumps({"event": "iteration_start", "number": 9}) + "\n")
+    root = tmp_path / "project"
+    (root / ".automaker").mkdir(parents=True)
+    (root / ".automaker" / "events.jsonl").symlink_to(outside)
+    assert advance(Progress(), root) == Progress()
+
+
 def test_a_line_longer_than_a_read_does_not_stall_the_progress(tmp_path: Path) -> None:
     _append(tmp_path, torn="x" * (READ_LIMIT + 10) + "\n")
     _append(tmp_path, {"event": "iteration_start", "number": 4})

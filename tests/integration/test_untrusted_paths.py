@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FakeAgent
+from tests.integration.runs import READ as READ_STEP
 from tests.integration.runs import WIDE_LIMITS, RunAidd, tree_snapshot
 from tests.planted import plant
 
@@ -94,3 +95,17 @@ def test_an_agent_that_swaps_iterations_for_a_link_mid_run_ends_the_run_with_3(
     assert sorted(p.name for p in outside.iterdir()) == ["precious.txt"]
     assert (outside / "precious.txt").read_text() == PRECIOUS
     assert not (project / ".automaker" / "aidd.lock").exists()
+
+
+def test_a_log_the_agent_swapped_for_a_fifo_does_not_hang_the_run_end(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, project: Path) -> None:
+    """The run's end extracts and cleans the logs it wrote (issue 27 item 15): an agent that
+    put a FIFO where its log was gets a warning for each, and the run ends at once."""
+    swap = "rm .automaker/iterations/001.log && mkfifo .automaker/iterations/001.log"
+    fake_agent.script([{"spawn": ["sh", "-c", swap], "wait": True}, READ_STEP,
+                       {"say": "done"}, {"finish": True}])
+    res = run_aidd("--project-dir", str(project), "--max-iterations", "1",
+                   "--extract-structured", *WIDE_LIMITS, env=env, timeout=45)
+    assert res.code == 0, res.err
+    assert "could not extract 001.log" in res.out + res.err
+    assert "could not clean 001.log" in res.out + res.err

@@ -19,10 +19,16 @@ import pytest
 from aidd.clock import SystemClock
 from aidd.errors import LockHeldError
 from aidd.fsio import TMP_PREFIX, UnsafePathError, remove_stale_temps
-from aidd.project.lockfile import ProjectLock, holder_running, project_identity, read_lock
+from aidd.project.lockfile import (
+    HolderState,
+    ProjectLock,
+    judge_holder,
+    project_identity,
+    read_lock,
+)
 from aidd.session import procfs
 from aidd.session.orphans import MARK_VAR, find_marked, in_flight_attempts, kill_orphans, new_mark
-from tests.planted import plant
+from tests.planted import plant, within
 from tests.reliability.harness import running
 
 pytestmark = pytest.mark.reliability
@@ -87,10 +93,11 @@ def test_the_record_names_its_aidd_by_pid_and_start_time(tmp_path: Path) -> None
     finally:
         lock.release()
     assert (record["pid"], record["pid_start"]) == (os.getpid(), 4242)
-    assert holder_running(os.getpid(), record, table) is True
-    assert holder_running(os.getpid(), {**record, "pid_start": 4241}, table) is False  # reused
-    assert holder_running(os.getpid(), {**record, "pid_start": None}, table) is False
-    assert holder_running(os.getpid(), {**record, "host": f"not-{record['host']}"}, table) is None
+    assert judge_holder(record, table).state is HolderState.ALIVE
+    assert judge_holder({**record, "pid_start": 4241}, table).state is HolderState.GONE  # reused
+    assert judge_holder({**record, "pid_start": None}, table).state is HolderState.GONE
+    elsewhere = judge_holder({**record, "host": f"not-{record['host']}"}, table)
+    assert (elsewhere.state, elsewhere.alive) == (HolderState.OTHER_HOST, True)
 
 
 def _dead_pid() -> int:
@@ -185,7 +192,8 @@ def test_find_and_kill_only_marked_processes(
     (mine,) = find_marked(mark)
     assert mine.pid not in (watcher.pid, theirs)
     start = time.monotonic()
-    killed = kill_orphans({"agent_mark": mark}, tmp_path / "events.jsonl", SystemClock())
+    killed = kill_orphans({"agent_mark": mark}, tmp_path / "events.jsonl", SystemClock(),
+                          root=tmp_path)
     assert [info.pid for info in killed] == [mine.pid]
     assert time.monotonic() - start < 3  # a grace of 1 s, then SIGKILL
     assert watcher.stdout.readline() == b"exit %d\n" % (128 + signal.SIGKILL)  # ignored TERM
@@ -199,15 +207,30 @@ def test_keep_children_reaps_only_the_attempt_in_flight(
     lines = [{"event": "iteration_start", "number": 1}, {"event": "iteration_end", "number": 1},
              {"event": "iteration_start", "number": 2}]
     events.write_text("".join(json.dumps(e) + "\n" for e in lines) + '{"torn')
-    assert in_flight_attempts(events) == {"2"}
+    assert in_flight_attempts(events, tmp_path) == {"2"}
     mark = new_mark()
     kept = spawn(marked, mark, iteration="1")
     orphan = spawn(marked, mark, iteration="2")
     record = {"agent_mark": mark, "keep_children": True}
-    killed = kill_orphans(record, events, SystemClock())
+    killed = kill_orphans(record, events, SystemClock(), root=tmp_path)
     assert [info.pid for info in killed] == [orphan]
     assert running(kept)
     assert not running(orphan)
+
+
+def test_the_attempt_in_flight_is_read_past_a_planted_line_and_never_from_a_fifo(
+        tmp_path: Path) -> None:
+    """events.jsonl is the project's (issue 27 items 14, 15): a line nested past the stack's
+    depth is skipped, not a RecursionError; a FIFO there is not waited on."""
+    events = tmp_path / "events.jsonl"
+    lines = [json.dumps({"event": "iteration_start", "number": 3}), "[" * 100_000]
+    events.write_text("\n".join(lines) + "\n")
+    assert in_flight_attempts(events, tmp_path) == {"3"}
+    fifo = plant(tmp_path / "fifo" / "events.jsonl", "fifo")
+    record = {"agent_mark": new_mark(), "keep_children": True}
+    assert within(5, lambda: in_flight_attempts(fifo, tmp_path), fifo) == set()
+    assert within(5, lambda: kill_orphans(record, fifo, SystemClock(), root=tmp_path),
+                  fifo) == []
 
 
 WRITER = """

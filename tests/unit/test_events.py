@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from aidd.events import EventLog, EventsRead, load_events, read_events
+from aidd.events import EventLog, EventsRead, load_events, parse_event, read_events
 from tests.fakes.clock import FakeClock
 from tests.planted import plant
 
@@ -73,6 +73,24 @@ def test_load_events_counts_what_it_skips_and_never_crashes(tmp_path: Path) -> N
     read = load_events(path)
     assert [e["event"] for e in read.events] == ["a", "b"]
     assert (read.skipped, read.error) == (4, None)  # the blank line is not counted
+
+
+@pytest.mark.parametrize(("line", "event"), [
+    ('{"event": "a"}', {"event": "a"}),
+    ('  {"event": "a"}  \t', {"event": "a"}),
+    (b'{"event": "a"}\r', {"event": "a"}),
+    ('{"event": "a"} {"event": "b"}', None),
+    ('{"event": "a"}x', None),
+    ("[" * 100_000, None),
+    (b"{" * 100_000, None),
+    ("", None),
+    ("[1]", None),
+])
+def test_parse_event_is_one_object_per_line_or_none(line: str | bytes,
+                                                      event: dict[str, str] | None) -> None:
+    """The one parser of events.jsonl lines (issue 27 item 14): its fast path for aidd's own
+    lines accepts what `json.loads` accepts, and a planted line is None, never an exception."""
+    assert parse_event(line) == event
 
 
 def test_load_events_says_why_a_file_was_not_read(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from aidd.logs.cleaning import clean_log
 from aidd.logs.extract import extract_batch, extract_log, write_extraction
 from aidd.project.paths import ProjectPaths
 from tests.featurefiles import write
+from tests.planted import plant, within
 
 LOG32_KEYS = {
     "version", "iterationNumber", "featureSlug", "featureDescription", "cli", "promptType",
@@ -418,3 +419,18 @@ def test_failure_count_argument_wins(tmp_path: Path) -> None:
     log = _write_log(tmp_path / "001.log", ["[aidd] X finished: result 1 (failure, exit_status)"])
     assert extract_log(log)["outcome"]["failureCount"] == 1
     assert extract_log(log, failure_count=4)["outcome"]["failureCount"] == 4
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink"])
+def test_a_log_the_agent_swapped_for_a_fifo_or_a_link_out_is_a_warning_at_once(
+        tmp_path: Path, kind: str) -> None:
+    """The run's end extracts the log it wrote, which the agent may have replaced (issue 27
+    item 15): a FIFO is never waited on, a link out of the project never read."""
+    outside = tmp_path / "outside.log"
+    _write_log(outside, _claude_log(tmp_path))
+    _, iterations = _project(tmp_path / "project")
+    log = plant(iterations / "007.log", kind, outside)
+    warning = within(5, lambda: write_extraction(log), log)
+    assert warning is not None
+    assert warning.startswith("could not extract 007.log: ")
+    assert not (iterations / "007.json").exists()

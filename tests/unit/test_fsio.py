@@ -70,6 +70,22 @@ def test_reads_stay_inside_the_project_and_below_the_cap(root: Path, tmp_path: P
         fsio.read_file(root, root / "in.txt", 2)
 
 
+def test_a_stream_is_opened_with_the_same_checks(root: Path, tmp_path: Path) -> None:
+    """`open_read`, for readers that stream or read a part (logs, the events' tail): a link
+    inside is followed, a link out or a FIFO refused without blocking."""
+    outside = tmp_path / "secret.txt"
+    outside.write_text("secret")
+    (root / "in.txt").write_text("fine")
+    (root / "inner").symlink_to(root / "in.txt")
+    (root / "out").symlink_to(outside)
+    os.mkfifo(root / "fifo")
+    with fsio.open_read(root, root / "inner") as file:
+        assert file.read() == b"fine"
+    for name in ("out", "fifo"):
+        with pytest.raises(fsio.UnsafePathError):
+            fsio.open_read(root, root / name)
+
+
 def test_atomic_file_replaces_on_success_keeps_the_old_file_otherwise(root: Path) -> None:
     target = root / ".automaker" / "big.bin"
     target.write_bytes(b"old")

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from aidd.logs import cleaning as logclean
 from aidd.logs.cleaning import LogCleaner, clean_bytes, clean_log, clean_stream
+from tests.planted import plant, within
 
 BOX = "─━│┌┐└┘├┤┬┴┼═║╔╗╚╝╭╮╯╰╿".encode()
 
@@ -187,3 +188,19 @@ def test_clean_log_missing_file_is_a_warning(tmp_path: Path) -> None:
     assert warning is not None
     assert "missing.log" in warning
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink"])
+def test_a_log_the_agent_swapped_for_a_fifo_or_a_link_out_is_refused_not_waited_on(
+        tmp_path: Path, kind: str) -> None:
+    """Cleaning runs at every run's end on the logs aidd wrote; the agent may have replaced one
+    (issue 27 item 15): a FIFO never blocks the shutdown, a link out is neither read nor
+    written through."""
+    outside = tmp_path / "outside.log"
+    outside.write_bytes(SAMPLE)
+    root = tmp_path / "project"
+    log = plant(root / "001.log", kind, outside)
+    warning = within(5, lambda: clean_log(log, root=root), log)
+    assert warning is not None
+    assert warning.startswith("could not clean 001.log: ")
+    assert outside.read_bytes() == SAMPLE

@@ -7,9 +7,10 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
+from aidd.errors import result_words
 from aidd.project.checkpoints import CheckpointStore
 from aidd.project.features import load_features
-from aidd.project.lockfile import holder_running, read_lock
+from aidd.project.lockfile import lock_holder
 from aidd.project.paths import ProjectPaths
 from aidd.reports.morning import attention, features, fmt
 from aidd.reports.morning.history import read_history
@@ -52,7 +53,7 @@ def build_report(paths: ProjectPaths, since: str | None, now: datetime,
     return MorningReport(
         project_dir=paths.root.absolute(), generated_at=now, window=window, runs=runs,
         attempts=tuple(tally.attempts),
-        results=tuple(Count(str(code), fmt.result_name(code), n)
+        results=tuple(Count(str(code), result_words(code), n)
                       for code, n in sorted(tally.results.items())),
         failures=tuple(Count(reason, reason.replace("_", " "), n)
                        for reason, n in tally.failures.most_common()),
@@ -63,12 +64,8 @@ def build_report(paths: ProjectPaths, since: str | None, now: datetime,
 
 def _running_run(paths: ProjectPaths) -> str | None:
     """The `-<pid>` ending of the run id of the aidd running on the project now, if any."""
-    info = read_lock(paths.root, paths.lock)
-    pid = info.get("pid")
-    if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 and holder_running(
-            pid, info, procfs):
-        return f"-{pid}"
-    return None
+    holder = lock_holder(paths.root, paths.lock, procfs)
+    return f"-{holder.pid}" if holder.alive else None
 
 
 def _runs(tally: Tally, running: str | None) -> tuple[RunRow, ...]:

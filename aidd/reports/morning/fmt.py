@@ -11,9 +11,6 @@ from datetime import datetime
 # carry them) and bidirectional overrides (text that reads otherwise than it is).
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
 
-RESULT_NAMES = {0: "success", 70: "no assistant output", 71: "idle timeout",
-                72: "provider error", 74: "rate limited", 75: "no work", 124: "wall timeout"}
-
 
 @functools.lru_cache(maxsize=4096)  # reasons, kinds and run ids repeat thousands of times
 def clean(value: str, limit: int = 200) -> str:
@@ -21,12 +18,6 @@ def clean(value: str, limit: int = 200) -> str:
         return value
     text = _UNSAFE.sub("?", value)
     return text if len(text) <= limit else text[:limit - 1] + "…"
-
-
-def result_name(code: int) -> str:
-    if code in RESULT_NAMES:
-        return RESULT_NAMES[code]
-    return f"signal {code - 128}" if 128 < code < 160 else f"exit {code}"
 
 
 def attempt(number: int | None) -> str:

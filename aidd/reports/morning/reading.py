@@ -5,7 +5,6 @@ it may start or end a run (a run row needs both ends)."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,7 +21,6 @@ from aidd.reports.morning.window import choose_window
 _PREFIX = '{"v": 1, "ts": "'
 _STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 _RUN_MARKS = ('"run_start"', '"run_end"')
-_DECODER = json.JSONDecoder()
 
 
 @dataclass(frozen=True)
@@ -47,12 +45,9 @@ def read_window(path: Path, since: str | None, now: datetime,
         if not line or line.isspace():
             continue
         total += 1
-        if isinstance(line, str) and line.startswith(_PREFIX):
-            if _older(line, key):
-                continue
-            event = _aidd_line(line)
-        else:
-            event = parse_event(line)
+        if isinstance(line, str) and line.startswith(_PREFIX) and _older(line, key):
+            continue
+        event = parse_event(line)
         at = when(event.get("ts")) if event is not None else None
         if event is None or at is None:
             skipped += 1
@@ -67,18 +62,6 @@ def read_window(path: Path, since: str | None, now: datetime,
             events.append((event, at))
     return WindowEvents(window, events, checkpoints,
                         EventsSeen(total, in_window, skipped, error))
-
-
-def _aidd_line(line: str) -> dict[str, Any] | None:
-    """A line that begins as aidd's do: `raw_decode` alone (a tenth faster than `decode`,
-    which looks for white space at both ends), then only white space may follow."""
-    try:
-        event, end = _DECODER.raw_decode(line)
-    except (ValueError, RecursionError):
-        return None
-    if end != len(line) and not line[end:].isspace():
-        return None
-    return event if isinstance(event, dict) else None
 
 
 def _older(line: str, key: str) -> bool:

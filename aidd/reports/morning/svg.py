@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from html import escape
 
+from aidd.errors import RESULTS, TIMEOUTS, ExitCode, result_words
 from aidd.reports.morning import fmt
 from aidd.reports.morning.record import AttemptRow, Window
 
@@ -16,10 +17,15 @@ MAX_MARKS = 1500  # more attempts than this: one mark per pixel column, its wors
 MAX_POINTS = 800  # a line chart's points, at most (the last point is always exact)
 
 # (key, label, colour) by how an attempt ended; the worst first.
+# A result's class and label are its name in aidd.errors (the timeouts share one class).
+_TIMEOUT = RESULTS[ExitCode.TIMEOUT_OR_SIGNAL].key
+_RATE_LIMITED, _NO_WORK, _SUCCESS = (
+    RESULTS[code].key for code in (ExitCode.RATE_LIMITED, ExitCode.NO_WORK, ExitCode.SUCCESS))
 CLASSES = (("fatal", "fatal", "#7b3fb5"), ("failure", "failure", "#d64545"),
-           ("timeout", "timeout (71, 124)", "#e8793a"), ("rate_limited", "rate limited",
-                                                         "#e0a526"),
-           ("no_work", "no work", "#9aa0a6"), ("success", "success", "#2e9d4c"))
+           (_TIMEOUT, ", ".join(result_words(code) for code in TIMEOUTS), "#e8793a"),
+           (_RATE_LIMITED, result_words(ExitCode.RATE_LIMITED), "#e0a526"),
+           (_NO_WORK, result_words(ExitCode.NO_WORK), "#9aa0a6"),
+           (_SUCCESS, result_words(ExitCode.SUCCESS), "#2e9d4c"))
 COLOURS = {key: colour for key, _, colour in CLASSES}
 _RANK = {key: i for i, (key, _, _) in enumerate(CLASSES)}
 _TICKS = (60, 300, 600, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800)
@@ -28,13 +34,13 @@ _TICKS = (60, 300, 600, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 60
 def result_class(attempt: AttemptRow) -> str:
     if attempt.outcome == "fatal":
         return "fatal"
-    if attempt.result in (71, 124):
-        return "timeout"
-    if attempt.result == 74 or attempt.outcome == "rate_limited":
-        return "rate_limited"
-    if attempt.result == 75:
-        return "no_work"
-    return "success" if attempt.outcome == "success" else "failure"
+    if attempt.result in TIMEOUTS:
+        return _TIMEOUT
+    if attempt.result == ExitCode.RATE_LIMITED or attempt.outcome == "rate_limited":
+        return _RATE_LIMITED
+    if attempt.result == ExitCode.NO_WORK:
+        return _NO_WORK
+    return _SUCCESS if attempt.outcome == "success" else "failure"
 
 
 class _Axis:
@@ -90,7 +96,7 @@ def _marks(attempts: Sequence[AttemptRow], axis: _Axis, top: int, bar: int) -> l
     out = []
     for a in attempts:
         x0, x1 = axis.x(a.started_at), axis.x(a.ended_at)
-        tip = (f"{fmt.attempt(a.number)} {a.result} {fmt.result_name(a.result)} ({a.reason}), "
+        tip = (f"{fmt.attempt(a.number)} {a.result} {result_words(a.result)} ({a.reason}), "
                f"{fmt.duration((a.ended_at - a.started_at).total_seconds())}")
         out.append(f'<rect x="{x0:.1f}" y="{top}" width="{max(x1 - x0, 1.5):.1f}" '
                    f'height="{bar}" fill="{COLOURS[result_class(a)]}"><title>{escape(tip)}'
