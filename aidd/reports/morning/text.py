@@ -108,7 +108,7 @@ def _usage(report: MorningReport) -> list[str]:
     return [
         "## Tokens and cost",
         f"tokens    {fmt.count(usage.total_tokens)}: {kinds}",
-        f"cost      {fmt.usd(usage.total_usd)}: {fmt.usd(usage.reported_usd)} reported, "
+        f"cost      {fmt.cost(usage)}: {fmt.usd(usage.reported_usd)} reported, "
         f"{fmt.usd(usage.estimated_usd)} estimated; "
         f"{fmt.plural(usage.unknown_cost, 'attempt')} without a cost",
         f"paused    rate limits {fmt.duration(pauses.rate_limit_s)} "
