@@ -7,6 +7,7 @@ import contextlib
 import fcntl
 import os
 
+from aidd.console import aidd_command
 from aidd.doctor.findings import Finding, ok, warn
 from aidd.fsio import open_file
 from aidd.project.lockfile import holder_running, read_lock
@@ -23,7 +24,7 @@ def check_lock(paths: ProjectPaths) -> Finding:
            f"{info.get('host', '?')}")
     if _flocked(paths) is False:
         return warn("lock", f"held by {who}: another run cannot start now",
-                    "wait for it to end, or ask it to stop: aidd --stop")
+                    _ask_to_stop(paths))
     if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0:
         running = holder_running(pid, info, procfs)
         if running is None:
@@ -31,9 +32,13 @@ def check_lock(paths: ProjectPaths) -> Finding:
                         "it still runs", "make sure no aidd runs on this project there")
         if running:
             return warn("lock", f"held by {who} (its lock file was replaced under it)",
-                        "wait for it to end, or ask it to stop: aidd --stop")
+                        _ask_to_stop(paths))
         return ok("lock", f"free (the record of {who} is stale: a run reclaims it)")
     return ok("lock", "free")
+
+
+def _ask_to_stop(paths: ProjectPaths) -> str:
+    return f"wait for it to end, or ask it to stop: {aidd_command(paths.root, '--stop')}"
 
 
 def _flocked(paths: ProjectPaths) -> bool | None:

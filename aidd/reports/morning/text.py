@@ -126,7 +126,7 @@ def _gate(gate: Gate) -> list[str]:
         state = (f"red since attempt {fmt.attempt(row.red_since)}" if row.red
                  else "green" if row.ok else "known failures only")
         new = f" ({', '.join(row.new)})" if row.red and row.new else ""
-        lines.append(_wrap(f"{row.name[:20]:<20} {state} (last run after "
+        lines.append(_wrap(f"{row.name:<20} {state} (last run after "
                            f"{fmt.attempt(row.number)}): {row.new_failures} new, "
                            f"{row.known_failures} known{new}"))
     return lines
