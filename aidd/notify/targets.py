@@ -6,6 +6,7 @@ Light on purpose: the flag table imports it for every start, `--help` included."
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 from enum import Enum, unique
 from typing import Any
@@ -85,12 +86,12 @@ def shown_command(command: str) -> str:
     """Its program as written (`shell_line`), then `…` for the rest: arguments and a leading
     `VAR=value` may carry a token (`curl -H 'Authorization: …'`, `TOKEN=… notify.sh`)."""
     try:
-        program = program_of(command)
+        program, words = program_of(command), len(shlex.split(command))
     except ValueError:  # quotes that do not close: /bin/sh will say so when it runs
-        program = None
+        program, words = None, 2
     if program is None:
         return "? …"
-    return shell_line([program]) + ("" if command.strip() == program else " …")
+    return shell_line([program]) + (" …" if words > 1 else "")
 
 
 def check_url(raw: Any) -> str:

@@ -46,6 +46,7 @@ def test_a_notify_command_shows_its_program_as_written_and_hides_the_rest() -> N
     assert shown_command("'/opt/my tools/notify-me-about-the-night-and-more.sh' x") == (
         "'/opt/my tools/notify-me-about-the-night-and-more.sh' …")
     assert shown_command("/usr/local/bin/notify.sh") == "/usr/local/bin/notify.sh"
+    assert shown_command("'my notify.sh'") == "'my notify.sh'"
     assert shown_command("echo 'open") == "? …"
     (target,) = parse_notify("command:TOKEN=SECRET /bin/notify --key SECRET")
     assert "SECRET" not in target.shown()
