@@ -103,6 +103,8 @@ def test_a_wrecked_and_killed_attempt_is_rolled_back_byte_for_byte(
     assert table.out.splitlines()[0].split()[:3] == ["checkpoint", "time", "run"]
     assert "001-prekill" in table.out
 
+    missing = run_aidd("--project-dir", str(root), "--rollback", "nosuch", env=env)
+    assert f"(see aidd --checkpoints --project-dir {root})" in missing.err
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     undone = run_aidd(*undo[1:], env=env, cwd=elsewhere)
@@ -135,6 +137,7 @@ def test_rollback_is_refused_while_an_aidd_runs_on_the_project(
         refused = run_aidd("--project-dir", str(root), "--rollback", "001", env=env)
         assert refused.code == 1
         assert f"an aidd (pid {first.pid}) is running" in refused.err
+        assert f"(aidd --stop --project-dir {root})" in refused.err
         assert len(refused.err.strip().splitlines()) == 1
         assert first.wait(timeout=30) == 0
     assert (root / "src" / "app.py").read_text() == "half done\n"  # the agent's work stands
