@@ -13,7 +13,7 @@ from pathlib import Path
 
 from aidd.clock import Clock, SystemClock
 from aidd.config import Settings
-from aidd.console import print_err, print_out
+from aidd.console import aidd_command, print_err, print_out, shell_line
 from aidd.errors import ExitCode, LockHeldError, NotFoundError, UsageError, ValidationError
 from aidd.fsio import UnsafePathError
 from aidd.project import filters
@@ -226,7 +226,7 @@ def _allow(paths: ProjectPaths, settings: Settings, clock: Clock) -> int:
         raise NotFoundError(f"--allow: {paths.config}: {exc}") from None
     gate = project_gate(paths.config, content)  # a file aidd would refuse is not approved
     approve(settings.environ, paths.config, content)
-    runs = "; ".join(command.run for command in gate) or "nothing (it declares no gate)"
+    runs = "; ".join(shell_line(command.run) for command in gate) or "nothing (it declares no gate)"
     print_out(f"approved {paths.config} as it is now; from it aidd runs: {runs}\n")
     return int(ExitCode.SUCCESS)
 
@@ -240,7 +240,7 @@ def _rollback(paths: ProjectPaths, settings: Settings, clock: Clock) -> int:
     pid = _running_pid(paths)
     if pid is not None:
         raise LockHeldError(f"an aidd (pid {pid}) is running on {paths.root}; stop it first "
-                            "(aidd --stop), then roll back")
+                            f"({aidd_command(paths.root, '--stop')}), then roll back")
     assert settings.actions.rollback is not None
     store = CheckpointStore(paths.root, make_run_id(clock.now(), os.getpid()), settings.environ)
     try:
@@ -253,6 +253,6 @@ def _rollback(paths: ProjectPaths, settings: Settings, clock: Clock) -> int:
     lines = [f"rolled back to {done.target}"]
     lines += [f"  restored {path}" for path in done.restored]
     lines += [f"  removed  {path}" for path in done.removed]
-    lines.append(f"to undo: aidd --rollback {done.saved}")
+    lines.append(f"to undo: {aidd_command(paths.root, '--rollback', done.saved)}")
     print_out("\n".join(lines) + "\n")
     return int(ExitCode.SUCCESS)

@@ -6,10 +6,11 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import shlex
 import stat
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -158,6 +159,33 @@ def flush_standard() -> None:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
+
+
+def shell_line(command: str | Sequence[str]) -> str:
+    """How aidd shows a command, the one way (console lines, events, reports, the doctor): a
+    command line given as a string exactly as written (/bin/sh runs it as is), an argv quoted
+    for a shell (`shlex.join`); a control character (a multi-line gate's newline) is escaped,
+    so the command stays on its line."""
+    text = command if isinstance(command, str) else shlex.join(command)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
+def program_of(command: str) -> str | None:
+    """The program a /bin/sh command line starts: its first word after any `VAR=value` (which
+    may hold a token); None when it has none. Raises ValueError when its quotes do not close."""
+    for word in shlex.split(command):
+        name, eq, _ = word.partition("=")
+        if not (eq and name.isidentifier()):
+            return word
+    return None
+
+
+def aidd_command(project: Path, *args: str) -> str:
+    """An aidd command line a person can paste anywhere (a "to undo" or "next" line): the
+    project named by its absolute path."""
+    return shell_line(["aidd", *args, "--project-dir", os.path.normpath(project.absolute())])
 
 
 def report_traceback(exc: BaseException, root: Path | None) -> Path | None:

@@ -65,11 +65,14 @@ class Cost:
 
 def attempt_cost(tokens: Mapping[str, int] | None, reported: float | None, model: str | None,
                  table: PriceTable | None = None) -> Cost:
-    """The CLI's figure wins, but a figure of 0 for tokens of a model the table prices is a CLI
-    that knows no price (opencode with a custom provider says 0), so it is estimated too."""
-    price = (table or price_table()).find(model)
-    if not tokens or not any(tokens.values()) or price is None:
+    """The CLI's figure wins, but a figure of 0 for tokens is a CLI that knows no price
+    (opencode with a custom provider says 0): estimated when the table prices the model,
+    else unknown, never a made-up $0 (issue 16)."""
+    if not tokens or not any(tokens.values()):
         return Cost(reported, False, model)
     if reported:
         return Cost(reported, False, model)
+    price = (table or price_table()).find(model)
+    if price is None:
+        return Cost(None, False, model)
     return Cost(round(price.of(tokens), 6), True, model)

@@ -4,12 +4,12 @@ variables), the copy lists, and the gate's programs found."""
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
 from aidd.config import Settings, xdg_config_home
+from aidd.console import program_of
 from aidd.doctor.findings import Finding, fail, ok, warn
 from aidd.errors import ExitCode
 from aidd.gate.commands import GateCommand, waiting_for_approval
@@ -109,20 +109,14 @@ def _missing_program(command: GateCommand, root: Path, environ: Mapping[str, str
                      ) -> str | None:
     """The first program of the command line when it cannot be found, else None."""
     try:
-        words = shlex.split(command.run)
+        program = program_of(command.run)  # `CI=1 pytest`: pytest
     except ValueError:
         return "unbalanced quotes"
-    while words and _assignment(words[0]):  # `CI=1 pytest`
-        words.pop(0)
-    if not words or words[0] in _SHELL_WORDS:
+    if program is None or program in _SHELL_WORDS:
         return None
-    program = words[0]
     if "/" in program:
         path = root / program
         return None if path.is_file() and os.access(path, os.X_OK) else program
     return None if shutil.which(program, path=environ.get("PATH")) else program
 
 
-def _assignment(word: str) -> bool:
-    name, eq, _ = word.partition("=")
-    return bool(eq) and name.isidentifier()

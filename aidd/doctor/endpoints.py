@@ -5,7 +5,6 @@ Nothing is ever shown of a URL but its scheme, host and port (notify.targets.sho
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 import urllib.error
 import urllib.request
@@ -14,6 +13,7 @@ from http.client import HTTPException
 
 from aidd import __version__
 from aidd.config import Settings
+from aidd.console import program_of
 from aidd.doctor.findings import Finding, fail, ok, skip, warn
 from aidd.errors import ExitCode
 from aidd.notify.send import credentials, reason
@@ -45,12 +45,11 @@ def _target(target: Target, environ: Mapping[str, str], offline: bool, timeout_s
 
 
 def _program(command: str | None) -> str | None:
-    """The command line's first word (it runs under /bin/sh), when it has one."""
+    """The program the command line starts (it runs under /bin/sh), when it has one."""
     try:
-        words = shlex.split(command or "")
+        return program_of(command or "")
     except ValueError:
         return None
-    return words[0] if words else None
 
 
 def _found(program: str, environ: Mapping[str, str]) -> bool:

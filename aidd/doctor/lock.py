@@ -7,6 +7,7 @@ import contextlib
 import fcntl
 import os
 
+from aidd.console import aidd_command
 from aidd.doctor.findings import Finding, ok, warn
 from aidd.fsio import open_file
 from aidd.project.lockfile import HolderState, lock_holder
@@ -22,16 +23,20 @@ def check_lock(paths: ProjectPaths) -> Finding:
            f"{holder.host or '?'}")
     if _flocked(paths) is False:
         return warn("lock", f"held by {who}: another run cannot start now",
-                    "wait for it to end, or ask it to stop: aidd --stop")
+                    _ask_to_stop(paths))
     if holder.state is HolderState.OTHER_HOST:
         return warn("lock", f"the record names {who}, another host: cannot tell whether "
                     "it still runs", "make sure no aidd runs on this project there")
     if holder.state is HolderState.ALIVE:
         return warn("lock", f"held by {who} (its lock file was replaced under it)",
-                    "wait for it to end, or ask it to stop: aidd --stop")
+                    _ask_to_stop(paths))
     if holder.state is HolderState.GONE:
         return ok("lock", f"free (the record of {who} is stale: a run reclaims it)")
     return ok("lock", "free")
+
+
+def _ask_to_stop(paths: ProjectPaths) -> str:
+    return f"wait for it to end, or ask it to stop: {aidd_command(paths.root, '--stop')}"
 
 
 def _flocked(paths: ProjectPaths) -> bool | None:

@@ -5,10 +5,11 @@ Light on purpose: the flag table imports it for every start, `--help` included."
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from aidd.console import aidd_command, shell_line
 
 DEFAULT_TIMEOUT_S = 600
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._ -]{0,63}")
@@ -30,8 +31,9 @@ class GateConfigError(ValueError):
 
 def parse_gate(raw: Any) -> tuple[GateCommand, ...]:
     """A list of command lines or `{name, run, timeout, junit}` mappings (one command line
-    alone is a list of one). Names are unique; an unnamed command is named after its
-    first words."""
+    alone is a list of one). Names are unique; an unnamed command is named by its command
+    line as written (`shell_line`): that is how the console, the events, the report and the
+    doctor show it."""
     items = list(raw) if isinstance(raw, list | tuple) else [raw]
     commands = tuple(_entry(item, index) for index, item in enumerate(items, 1))
     names = [c.name for c in commands]
@@ -43,7 +45,8 @@ def parse_gate(raw: Any) -> tuple[GateCommand, ...]:
 
 def _entry(item: Any, index: int) -> GateCommand:
     if isinstance(item, str):
-        return GateCommand(_default_name(_run(item, index)), item.strip())
+        run = _run(item, index)
+        return GateCommand(shell_line(run), run)
     if not isinstance(item, dict):
         raise GateConfigError(f"entry {index} must be a command line or a mapping with 'run'")
     unknown = [str(k) for k in item if k not in _KEYS]
@@ -51,8 +54,8 @@ def _entry(item: Any, index: int) -> GateCommand:
         raise GateConfigError(f"entry {index} has unknown key {unknown[0]!r} "
                               f"(known: {', '.join(_KEYS)})")
     run = _run(item.get("run"), index)
-    name = item.get("name", _default_name(run))
-    if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
+    name = item.get("name", shell_line(run))
+    if "name" in item and (not isinstance(name, str) or not _NAME_RE.fullmatch(name)):
         raise GateConfigError(f"entry {index}: name {name!r} must be 1-64 letters, digits, "
                               "'.', '_', '-' or spaces")
     return GateCommand(name, run, _timeout(item.get("timeout", DEFAULT_TIMEOUT_S), index),
@@ -84,17 +87,9 @@ def _junit(value: Any, index: int) -> str | None:
     return str(value)
 
 
-def _default_name(run: str) -> str:
-    """`pytest -q tests/` is named `pytest -q tests`: its first words, in the name grammar."""
-    cleaned = re.sub(r"[^A-Za-z0-9._ -]+", " ", run).strip()
-    name = " ".join(cleaned.split())[:40].strip(" .-_")
-    return name if name and _NAME_RE.fullmatch(name) else "gate"
-
-
 def waiting_for_approval(gate: tuple[GateCommand, ...], config: Path) -> str:
     """The gate a project's aidd.yaml proposes, which runs only once the user approved that
     file (issue 27 item 8): what it is and the command that approves it, pasteable anywhere."""
-    commands = "; ".join(command.run for command in gate)
-    project = config.parent.parent
+    commands = "; ".join(shell_line(command.run) for command in gate)
     return (f"the gate of {config} ({commands}) waits for your approval and does not run: "
-            f"review the file, then aidd --project-dir {shlex.quote(str(project))} --allow")
+            f"review the file, then {aidd_command(config.parent.parent, '--allow')}")

@@ -43,7 +43,8 @@ class GateVerdict:
                 continue
             run = verdict.run
             tests = [f for f in verdict.new_failures if f != _command_failure(run)]
-            lines = [f"Command `{run.command.run}` ({run.command.name}) {run.why}."]
+            named = "" if run.command.name == run.command.run else f" ({run.command.name})"
+            lines = [f"Command `{run.command.run}`{named} {run.why}."]
             if tests:
                 lines.append(f"Newly failing tests ({len(tests)}):")
                 lines.extend(f"- {name}" for name in tests[:SUMMARY_TESTS])

@@ -6,10 +6,13 @@ Light on purpose: the flag table imports it for every start, `--help` included."
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 from enum import Enum, unique
 from typing import Any
 from urllib.parse import urlsplit
+
+from aidd.console import program_of, shell_line
 
 
 @unique
@@ -80,10 +83,15 @@ def shown_url(url: str) -> str:
 
 
 def shown_command(command: str) -> str:
-    """Its first word: arguments may carry a token (`curl -H 'Authorization: …'`)."""
-    words = command.split()
-    first = words[0][:40] if words else "?"
-    return f"{first} …" if len(words) > 1 else first
+    """Its program as written (`shell_line`), then `…` for the rest: arguments and a leading
+    `VAR=value` may carry a token (`curl -H 'Authorization: …'`, `TOKEN=… notify.sh`)."""
+    try:
+        program, words = program_of(command), len(shlex.split(command))
+    except ValueError:  # quotes that do not close: /bin/sh will say so when it runs
+        program, words = None, 2
+    if program is None:
+        return "? …"
+    return shell_line([program]) + (" …" if words > 1 else "")
 
 
 def check_url(raw: Any) -> str:

@@ -57,6 +57,7 @@ class Checkpoint:
     commit: str
     files: int  # paths changed since the previous checkpoint of the run (or HEAD)
     tree: str  # the recorded tree: two checkpoints hold the same files when their trees match
+    head: str | None = None  # the project's HEAD then (None: private repository, or no commit)
 
 
 @dataclass(frozen=True)
@@ -104,18 +105,20 @@ class CheckpointStore:
         env = self.git_env(self.root / INDEX)
         tree = self.tree(self.root / INDEX)
         ref = f"{REF_ROOT}/{self.run_id}/{label}"
+        # Which commit the project was on: the report names the commit an attempt made.
+        head = None if self.repo.private else self._head(env)
         if self._last is not None and tree == self._last_tree:
             # Nothing changed since the last checkpoint (the usual case between one attempt's
             # end and the next one's start): name the same commit, two git runs fewer.
             self.git(env, "update-ref", ref, self._last)
-            return Checkpoint(label, ref, self._last, 0, tree)
-        parent = self._last or self._head(env)
+            return Checkpoint(label, ref, self._last, 0, tree, head)
+        parent = self._last or head
         files = self._changed(env, parent, tree)
         commit = self.git(env, "commit-tree", tree, *(["-p", parent] if parent else []),
                            "-m", f"aidd checkpoint {self.run_id} {label}", "-m", f"files: {files}")
         self.git(env, "update-ref", ref, commit)
         self._last, self._last_tree = commit, tree
-        return Checkpoint(label, ref, commit, files, tree)
+        return Checkpoint(label, ref, commit, files, tree, head)
 
     def tree(self, index: Path) -> str:
         """The work tree's tree now, as a checkpoint records it (runtime files left out, the

@@ -8,6 +8,7 @@ import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from aidd.console import aidd_command
 from aidd.fsio import unlink
 from aidd.project.checkpoints import REF_ROOT, ROLLBACK_INDEX, CheckpointError, CheckpointStore
 
@@ -32,7 +33,8 @@ def find_checkpoint(store: CheckpointStore, name: str) -> str:
     refs = store.git(env, "for-each-ref", "--sort=-creatordate", "--format=%(refname)",
                      pattern).splitlines()
     if not refs:
-        raise CheckpointError(f"no checkpoint named {name!r} (see aidd --checkpoints)")
+        raise CheckpointError(f"no checkpoint named {name!r} (see "
+                              f"{aidd_command(store.root, '--checkpoints')})")
     return refs[0]
 
 

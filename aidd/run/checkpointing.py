@@ -38,5 +38,6 @@ class Checkpointer:
             return None
         self._journal.events.emit(
             "checkpoint", number=number, label=label, ref=point.ref, commit=point.commit,
-            files=point.files, duration_s=round(self._clock.monotonic() - start, 3))
+            files=point.files, head=point.head,
+            duration_s=round(self._clock.monotonic() - start, 3))
         return point

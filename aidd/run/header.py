@@ -78,6 +78,8 @@ def header_lines(plan: RunPlan, phase: Phase, state: PhaseState, number: int,
         f"checkpoints {_on(not s.no_checkpoints)}",
         "Filters: " + (plan.feature_filter.describe() if plan.feature_filter else "none"),
     ]
+    if s.gate:  # each command as the user wrote it (or its name), as every gate line says it
+        lines.append("Gate: " + " · ".join(c.name for c in s.gate))
     if len(plan.audit_queue) > 1 or len(plan.post_audits) > 1:
         queue = plan.audit_queue or plan.post_audits
         lines.append("Audit queue: " + ", ".join(a.name for a in queue))

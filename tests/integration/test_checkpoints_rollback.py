@@ -6,6 +6,7 @@ ignored files alone; `--checkpoints` lists them with the attempts' results (issu
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -72,11 +73,15 @@ def test_a_wrecked_and_killed_attempt_is_rolled_back_byte_for_byte(
     prekill = [e for e in events(root, "checkpoint") if e["label"] == "001-prekill"]
     assert prekill[0]["files"] >= 4  # what the agent did before it went silent
 
-    done = run_aidd("--project-dir", str(root), "--rollback", "001", env=env)
+    done = run_aidd("--project-dir", root.name, "--rollback", "001", env=env, cwd=root.parent)
     assert done.code == 0, done.err
     assert "restored src/app.py" in done.out
     assert "removed  junk/deep/new.txt" in done.out
-    assert "to undo: aidd --rollback refs/aidd/checkpoints/" in done.out
+    # A command that works pasted anywhere: the project by its absolute path (issue 28).
+    undo = shlex.split(done.out.partition("to undo: ")[2].splitlines()[0])
+    assert undo[:2] == ["aidd", "--rollback"]
+    assert undo[2].startswith("refs/aidd/checkpoints/")
+    assert undo[3:] == ["--project-dir", str(root)]
     after = snapshot(root)
     assert after["src/app.py"] == b"v1\n"
     assert after["notes.txt"] == b"untracked\n"
@@ -97,6 +102,15 @@ def test_a_wrecked_and_killed_attempt_is_rolled_back_byte_for_byte(
     table = run_aidd("--project-dir", str(root), "--checkpoints", env=env)
     assert table.out.splitlines()[0].split()[:3] == ["checkpoint", "time", "run"]
     assert "001-prekill" in table.out
+
+    missing = run_aidd("--project-dir", str(root), "--rollback", "nosuch", env=env)
+    assert f"(see aidd --checkpoints --project-dir {root})" in missing.err
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    undone = run_aidd(*undo[1:], env=env, cwd=elsewhere)
+    assert undone.code == 0, undone.err
+    assert (root / "src" / "app.py").read_text() == "wrecked\n"
+    assert (root / "junk" / "deep" / "new.txt").exists()
 
 
 def test_rollback_to_an_unknown_checkpoint_is_one_line_and_changes_nothing(
@@ -123,6 +137,7 @@ def test_rollback_is_refused_while_an_aidd_runs_on_the_project(
         refused = run_aidd("--project-dir", str(root), "--rollback", "001", env=env)
         assert refused.code == 1
         assert f"an aidd (pid {first.pid}) is running" in refused.err
+        assert f"(aidd --stop --project-dir {root})" in refused.err
         assert len(refused.err.strip().splitlines()) == 1
         assert first.wait(timeout=30) == 0
     assert (root / "src" / "app.py").read_text() == "half done\n"  # the agent's work stands

@@ -143,8 +143,8 @@ def test_a_gate_red_two_attempts_in_a_row(run_aidd: RunAidd, env: dict[str, str]
         assert res.code == 0, res.out + res.err
     (note,) = _posted(server, "/hook")
     assert note["title"] == "aidd proj: gate red 2 attempts in a row"
-    assert note["message"] == ("attempt 2: test -e broken: 1 new failures "
-                               "(test -e broken: exited 1)")
+    assert note["message"] == ("attempt 2: test ! -e broken: 1 new failures "
+                               "(test ! -e broken: exited 1)")
 
 
 def test_a_failed_notification_is_a_warning_and_an_event(

@@ -142,7 +142,7 @@ def test_a_cloned_projects_gate_runs_only_once_the_user_approved_its_file(
     waiting = f"the gate of {config} (touch {marker}) waits for your approval and does not run"
     res = run_aidd("--project-dir", str(project), "--max-iterations", "1", *LIMITS, env=env)
     assert waiting in res.out
-    assert f"then aidd --project-dir {project} --allow" in res.out
+    assert f"then aidd --allow --project-dir {project}" in res.out
     assert not marker.exists()
     allowed = run_aidd("--project-dir", str(project), "--allow", env=env)
     assert allowed.code == 0, allowed.err
@@ -155,3 +155,35 @@ def test_a_cloned_projects_gate_runs_only_once_the_user_approved_its_file(
     res = run_aidd("--project-dir", str(project), "--max-iterations", "1", *LIMITS, env=env)
     assert "waits for your approval" in res.out
     assert not marker.exists()
+
+
+def test_a_gate_is_shown_as_the_user_wrote_it_everywhere(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, project: Path,
+        tmp_path: Path) -> None:
+    """`test ! -s red.flag` read `test -s red.flag`, `/tmp/x/gate.sh` read "tmp x gate.sh"
+    (issue 28, item 7): the console, the attempt header, the events, the report in text and
+    JSON, and the doctor all show the command line as given."""
+    onboarded(project)
+    script = tmp_path / "x dir" / "gate.sh"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\nexit 0\n")
+    script.chmod(0o755)
+    written = ["test ! -s red.flag", f"'{script}'"]
+    gates = [arg for command in written for arg in ("--gate", command)]
+    fake_agent.script([{"write_file": "red.flag", "text": "red"}, TOOL, {"finish": "stop"}])
+    res = run_aidd("--project-dir", str(project), "--max-iterations", "1", *gates, *LIMITS,
+                   env=env)
+    assert res.code == 0, res.out + res.err
+    assert [e["name"] for e in events(project, "gate")] == written
+    assert f"gate red: {written[0]}: 1 new failure ({written[0]}: exited 1)" in res.out
+    assert f"gate: {written[1]}: no new failures" in res.out
+    assert f"Gate: {written[0]} · {written[1]}" in res.out
+    report = run_aidd("--project-dir", str(project), "--report", env=env)
+    text = " ".join(report.out.split())  # a long row is wrapped at its spaces
+    assert f"{written[0]} red since attempt 001" in text
+    assert f"{written[1]} green" in text
+    as_json = json.loads(run_aidd("--project-dir", str(project), "--report", "--json",
+                                  env=env).out)
+    assert sorted(c["name"] for c in as_json["gate"]["commands"]) == sorted(written)
+    doctor = run_aidd("--project-dir", str(project), "--doctor", "--offline", *gates, env=env)
+    assert f"programs found: {written[0]}, {written[1]}" in doctor.out

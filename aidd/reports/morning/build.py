@@ -43,7 +43,7 @@ def build_report(paths: ProjectPaths, since: str | None, now: datetime,
                                           str(paths.features))
         found = history.result()
     runs = _runs(tally, _running_run(paths))
-    feature_view = (features.from_changes(found.changes, now_files, tally.attempts,
+    feature_view = (features.from_changes(found.changes, now_files, found.kept,
                                           found.commits) if found.kept
                     else features.from_mtimes(now_files, window, tally.attempts, found.commits))
     gate = Gate(tally.gate_rows(), tally.gate_runs, tally.baseline_failing, tally.reverted)

@@ -15,7 +15,7 @@ from aidd.project.features import FeatureFile
 from aidd.project.featurestate import is_done
 from aidd.reports.morning.fmt import clean
 from aidd.reports.morning.history import Change, Commit
-from aidd.reports.morning.record import AttemptRow, FeaturePass, Features, Window
+from aidd.reports.morning.record import AttemptRow, CheckpointRow, FeaturePass, Features, Window
 
 # A commit counts as an attempt's when git stamped it within the attempt (whole seconds).
 _SLACK = timedelta(seconds=2)
@@ -46,17 +46,17 @@ def features_now(files: Sequence[FeatureFile], features_dir: str) -> dict[str, F
 
 
 def from_changes(changes: Sequence[Change], now: dict[str, FeatureNow],
-                 attempts: Sequence[AttemptRow], commits: Sequence[Commit]) -> Features:
+                 points: Sequence[CheckpointRow], commits: Sequence[Commit]) -> Features:
     passed, failed_again = [], []
     worked: Counter[str] = Counter()
     counted: set[tuple[str, str, int]] = set()
     net, series = 0, []
-    by_attempt = {(a.run, a.number): a for a in attempts}
+    made = _commits_made(points, commits)
     for change in changes:
         point = change.checkpoint
         if change.after is True and change.before is not True:
             net += 1
-            commit = _commit_of(by_attempt.get((point.run, point.number or -1)), commits)
+            commit = made.get((point.run, point.label))
             passed.append(FeaturePass(
                 change.feature, change.title or _title(now, change.feature), point.run,
                 point.number if point.label.partition("-")[2] in ("end", "prekill") else None,
@@ -112,6 +112,22 @@ def _attempt_at(attempts: Sequence[AttemptRow], moment: datetime) -> AttemptRow 
     if i < len(attempts) and attempts[i].started_at - _SLACK <= moment:
         return attempts[i]
     return attempts[i - 1] if i > 0 else None
+
+
+def _commits_made(points: Sequence[CheckpointRow], commits: Sequence[Commit]
+                  ) -> dict[tuple[str, str], Commit]:
+    """The project commit each attempt's later checkpoints (NNN-prekill, NNN-end) were on, by
+    (run, label), where the attempt moved HEAD from where its start (NNN) found it: the commit
+    the attempt made, never one guessed from times. Only commits git listed for the window
+    count (a checkpoint event is project content)."""
+    known = {c.sha: c for c in commits}
+    starts = {(p.run, p.number): p.head for p in points if p.label.isdigit()}
+    made = {}
+    for point in points:
+        before = starts.get((point.run, point.number), point.head)
+        if point.head is not None and point.head != before and point.head in known:
+            made[(point.run, point.label)] = known[point.head]
+    return made
 
 
 def _commit_of(attempt: AttemptRow | None, commits: Sequence[Commit]) -> Commit | None:

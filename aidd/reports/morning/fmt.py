@@ -7,6 +7,8 @@ import functools
 import re
 from datetime import datetime
 
+from aidd.reports.morning.record import Usage
+
 # Control characters (a terminal escape in a feature title), lone surrogates (no UTF-8 can
 # carry them) and bidirectional overrides (text that reads otherwise than it is).
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
@@ -31,6 +33,16 @@ def count(value: int) -> str:
 def usd(value: float) -> str:
     """Cents from ten cents up; below, four decimals (a cheap model's attempt costs less)."""
     return f"${value:,.2f}" if value >= 0.1 or value == 0 else f"${value:.4f}"
+
+
+def cost(usage: Usage) -> str:
+    """The window's cost as far as it is known: `unknown` when no attempt named one (a model
+    without a price), never $0.00; at least the known sum when some attempts named none."""
+    if not usage.unknown_cost:
+        return usd(usage.total_usd)
+    if not usage.known_cost:
+        return "unknown"
+    return f"≥ {usd(usage.total_usd)}, some unknown"
 
 
 def duration(seconds: float | None) -> str:

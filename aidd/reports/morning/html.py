@@ -93,7 +93,7 @@ def _cards(report: MorningReport) -> str:
              (fmt.count(sum(c.count for c in report.failures)), "failed attempts"),
              (fmt.count(len(f.passed)), "features became passing"),
              (f"{fmt.count(f.passing_now)} of {fmt.count(f.total_now)}", "features pass now"),
-             (fmt.usd(u.total_usd), "cost"), (fmt.count(u.total_tokens), "tokens"),
+             (fmt.cost(u), "cost"), (fmt.count(u.total_tokens), "tokens"),
              (fmt.duration(p.rate_limit_s + p.pace_s), "paused")]
     return '<section class="cards">' + "".join(
         f'<div class="card"><b>{_e(v)}</b><span>{_e(k)}</span></div>' for v, k in cards
@@ -124,7 +124,7 @@ def _charts(report: MorningReport) -> str:
     passing = [(at, float(n)) for at, n in f.series]
     return ('<div class="two">'
             + _section("Cost, cumulative", svg.line_chart(
-                cost, report.window, label="cumulative cost", value=fmt.usd(total_usd),
+                cost, report.window, label="cumulative cost", value=fmt.cost(report.usage),
                 colour="#2f6fd0", width=svg.HALF))
             + _section("Tokens, cumulative", svg.line_chart(
                 tokens, report.window, label="cumulative tokens",
@@ -195,7 +195,7 @@ def _usage(report: MorningReport) -> str:
     u, p = report.usage, report.pauses
     rows = [(fmt.TOKEN_LABELS.get(k, k), fmt.count(v)) for k, v in u.tokens.items()]
     rows.append(("total", fmt.count(u.total_tokens)))
-    cost = (f"<p>cost {_e(fmt.usd(u.total_usd))}: {_e(fmt.usd(u.reported_usd))} reported, "
+    cost = (f"<p>cost {_e(fmt.cost(u))}: {_e(fmt.usd(u.reported_usd))} reported, "
             f"{_e(fmt.usd(u.estimated_usd))} estimated; "
             f"{_e(fmt.plural(u.unknown_cost, 'attempt'))} without a cost</p>")
     paused = (f"<p>paused: rate limits {_e(fmt.duration(p.rate_limit_s))} "

@@ -37,7 +37,9 @@ def report_json(report: MorningReport) -> dict[str, Any]:
         "usage": {"tokens": dict(usage.tokens), "tokens_total": usage.total_tokens,
                   "cost_usd": {"reported": round(usage.reported_usd, 6),
                                "estimated": round(usage.estimated_usd, 6),
-                               "total": round(usage.total_usd, 6)},
+                               "total": (round(usage.total_usd, 6) if usage.known_cost
+                                         or not usage.unknown_cost else None),
+                               "complete": not usage.unknown_cost},
                   "attempts_without_cost": usage.unknown_cost},
         "paused": {"rate_limit_s": round(pauses.rate_limit_s, 3),
                    "rate_limit_sleeps": pauses.rate_limits,

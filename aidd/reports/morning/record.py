@@ -57,6 +57,7 @@ class Usage:
     reported_usd: float
     estimated_usd: float
     unknown_cost: int  # attempts that named no cost
+    known_cost: int = 0  # attempts that named one (reported or estimated)
 
     @property
     def total_tokens(self) -> int:
@@ -104,6 +105,7 @@ class CheckpointRow(NamedTuple):
     commit: str
     at: datetime
     files: int | None
+    head: str | None = None  # the project's HEAD commit when it was recorded
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,7 @@ class Tally:
     reported_usd: float = 0.0
     estimated_usd: float = 0.0
     unknown_cost: int = 0
+    known_cost: int = 0
     rate_limit_s: float = 0.0
     rate_limits: int = 0
     pace_s: float = 0.0
@@ -147,8 +148,10 @@ class Tally:
         if cost is None:
             self.unknown_cost += 1
         elif estimated:
+            self.known_cost += 1
             self.estimated_usd += cost
         else:
+            self.known_cost += 1
             self.reported_usd += cost
 
     def _rate_limit(self, run: str, event: dict[str, Any], at: datetime) -> None:
@@ -202,7 +205,7 @@ class Tally:
 
     def usage(self) -> Usage:
         return Usage({k: self.tokens.get(k, 0) for k in TOKEN_KINDS}, self.reported_usd,
-                     self.estimated_usd, self.unknown_cost)
+                     self.estimated_usd, self.unknown_cost, self.known_cost)
 
     def pauses(self) -> Pauses:
         return Pauses(self.rate_limit_s, self.rate_limits, self.pace_s, self.paces)
@@ -240,7 +243,9 @@ def checkpoint_rows(events: list[tuple[dict[str, Any], datetime]]) -> list[Check
                                    event.get("commit"))
         if (type(run) is str and type(label) is str and type(ref) is str
                 and type(commit) is str and HEX.match(commit)):
+            head = event.get("head")
             rows.append(CheckpointRow(clean(run, 60), integer(event.get("number")),
                                       clean(label), clean(ref), commit, at,
-                                      integer(event.get("files"))))
+                                      integer(event.get("files")),
+                                      head if type(head) is str and HEX.match(head) else None))
     return rows

@@ -108,7 +108,7 @@ def _usage(report: MorningReport) -> list[str]:
     return [
         "## Tokens and cost",
         f"tokens    {fmt.count(usage.total_tokens)}: {kinds}",
-        f"cost      {fmt.usd(usage.total_usd)}: {fmt.usd(usage.reported_usd)} reported, "
+        f"cost      {fmt.cost(usage)}: {fmt.usd(usage.reported_usd)} reported, "
         f"{fmt.usd(usage.estimated_usd)} estimated; "
         f"{fmt.plural(usage.unknown_cost, 'attempt')} without a cost",
         f"paused    rate limits {fmt.duration(pauses.rate_limit_s)} "
@@ -126,7 +126,7 @@ def _gate(gate: Gate) -> list[str]:
         state = (f"red since attempt {fmt.attempt(row.red_since)}" if row.red
                  else "green" if row.ok else "known failures only")
         new = f" ({', '.join(row.new)})" if row.red and row.new else ""
-        lines.append(_wrap(f"{row.name[:20]:<20} {state} (last run after "
+        lines.append(_wrap(f"{row.name:<20} {state} (last run after "
                            f"{fmt.attempt(row.number)}): {row.new_failures} new, "
                            f"{row.known_failures} known{new}"))
     return lines

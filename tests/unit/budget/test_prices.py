@@ -70,12 +70,13 @@ def test_the_clis_figure_wins() -> None:
 def test_a_zero_from_the_cli_for_a_priced_model_is_estimated() -> None:
     """opencode reports cost 0 for a provider it knows no price of."""
     assert attempt_cost(TOKENS, 0.0, "claude-sonnet-5-5").estimated
-    assert attempt_cost(TOKENS, 0.0, "mock/mock-model") == Cost(0.0, False, "mock/mock-model")
     assert attempt_cost({"input": 0}, 0.0, "claude-sonnet-5-5") == Cost(
         0.0, False, "claude-sonnet-5-5")
 
 
 def test_without_a_price_or_tokens_the_cost_is_unknown() -> None:
+    # opencode's 0 for a model without a price is no price, not a free night (issue 28).
+    assert attempt_cost(TOKENS, 0.0, "mock/mock-model") == Cost(None, False, "mock/mock-model")
     assert attempt_cost(TOKENS, None, "fake-model") == Cost(None, False, "fake-model")
     assert attempt_cost(TOKENS, None, None) == Cost(None, False, None)
     assert attempt_cost(None, None, "claude-sonnet-5-5") == Cost(None, False,

@@ -45,5 +45,5 @@ def test_a_held_flock_warns_naming_the_holder(tmp_path: Path) -> None:
         os.close(fd)
     assert found.status is Status.WARN
     assert f"aidd pid {os.getpid()}, started then" in found.detail
-    assert "aidd --stop" in found.fix
+    assert found.fix.endswith(f"aidd --stop --project-dir {paths.root.absolute()}")
     assert check_lock(paths).status is Status.OK  # let go: free (the doctor held nothing)

@@ -16,10 +16,15 @@ def test_command_lines_and_mappings() -> None:
     )
 
 
-def test_an_unnamed_command_is_named_after_its_first_words() -> None:
-    (command,) = parse_gate(["./run_tests.sh --fast 'tests/*' && echo ok; " + "x" * 80])
-    assert command.name == "run_tests.sh --fast tests echo ok xxxx"  # 40 characters
-    assert parse_gate(["!!!"])[0].name == "gate"
+def test_an_unnamed_command_is_named_by_its_command_line_as_written() -> None:
+    """What the console, the events, the report and the doctor show (issue 28: `!` and `/`
+    were stripped, `/tmp/x/gate.sh` read "tmp x gate.sh")."""
+    assert [c.name for c in parse_gate(["test ! -s red.flag", "/tmp/x/gate.sh",
+                                        {"run": "./run_tests.sh --fast 'tests/*' && echo ok"},
+                                        {"run": "make lint\nmake test\n"}])] == [
+        "test ! -s red.flag", "/tmp/x/gate.sh", "./run_tests.sh --fast 'tests/*' && echo ok",
+        "make lint\\nmake test"]
+    assert parse_gate([{"name": "unit", "run": "pytest -q"}])[0].name == "unit"
 
 
 @pytest.mark.parametrize(("raw", "message"), [

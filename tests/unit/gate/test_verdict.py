@@ -66,3 +66,11 @@ def test_the_summary_names_the_command_the_new_tests_and_the_output() -> None:
     assert "- a\n" not in text
     assert text.endswith("Last 1 lines of its output:\n```\nlast line\n```")
     assert judge(4, (_run(0, set()),), {}).summary() == ""
+
+
+def test_an_unnamed_command_is_named_once_in_the_summary() -> None:
+    """Its name is its command line: `Command `x` (x)` would say it twice."""
+    unnamed = GateCommand("test ! -s red.flag", "test ! -s red.flag")
+    run = CommandRun(unnamed, 1, False, False, 1.0, (), None)
+    assert judge(4, (run,), {}).summary().startswith(
+        "Command `test ! -s red.flag` exited 1.")

@@ -90,13 +90,14 @@ class Night:
         assert self.store is not None
         point = self.store.record(label)
         self.emit("checkpoint", number=self.number, label=label, ref=point.ref,
-                  commit=point.commit, files=point.files, duration_s=0.01)
+                  commit=point.commit, files=point.files, head=point.head, duration_s=0.01)
 
     def attempt(self, result: int = 0, *, outcome: str | None = None, reason: str = "exit_status",
                 seconds: float = 600, features: dict[str, bool] | None = None,
                 files: dict[str, str] | None = None, commit: str | None = None,
                 cost: float | None = 0.5, estimated: bool | None = None,
-                tokens: dict[str, int] | None = None, kind: str = "coding") -> int:
+                tokens: dict[str, int] | None = None, kind: str = "coding",
+                gap: float = 5) -> int:
         self.number += 1
         self.emit("iteration_start", number=self.number, kind=kind)
         self._checkpoint(f"{self.number:03d}")
@@ -115,7 +116,7 @@ class Night:
                   outcome=outcome or ("success" if result == 0 else "failure"), reason=reason,
                   duration_s=seconds, tokens=TOKENS if tokens is None else tokens,
                   cost_usd=cost, **fields)
-        self.clock.advance(5)
+        self.clock.advance(gap)
         return self.number
 
     def end_run(self, reason: str = "done", code: int = 0, duration: float | None = None) -> None:

@@ -48,6 +48,14 @@ def _time(value: str | None) -> datetime | None:
     return None if value is None else datetime.fromisoformat(value)
 
 
+def _total(cost: dict[str, Any]) -> str:
+    """The total as the JSON says it: unknown, partly known, or known."""
+    if cost["total"] is None:
+        return "unknown"
+    total = fmt.usd(cost["total"])
+    return total if cost["complete"] else f"≥ {total}, some unknown"
+
+
 def figures(data: dict[str, Any]) -> list[str]:
     """What both forms must show, from the JSON alone."""
     out = [f"Attempts: {fmt.count(data['attempts']['total'])}"]
@@ -73,7 +81,7 @@ def figures(data: dict[str, Any]) -> list[str]:
     u = data["usage"]
     out += [f"{fmt.TOKEN_LABELS[k]} {fmt.count(v)}" for k, v in u["tokens"].items()]
     out += [fmt.count(u["tokens_total"]),
-            f"{fmt.usd(u['cost_usd']['total'])}: {fmt.usd(u['cost_usd']['reported'])} reported, "
+            f"{_total(u['cost_usd'])}: {fmt.usd(u['cost_usd']['reported'])} reported, "
             f"{fmt.usd(u['cost_usd']['estimated'])} estimated; "
             f"{fmt.plural(u['attempts_without_cost'], 'attempt')} without a cost"]
     p = data["paused"]
