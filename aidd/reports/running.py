@@ -28,6 +28,7 @@ class RunState:
     started_at: str | None
     paused_until: str | None
     last_iteration: LastIteration | None
+    stop_requested: bool = False  # .automaker/.stop is there (a file, a link or a directory)
 
 
 def read_run_state(paths: ProjectPaths, now: datetime) -> RunState:
@@ -42,6 +43,7 @@ def read_run_state(paths: ProjectPaths, now: datetime) -> RunState:
         started_at=holder.started_at if holder.alive else None,
         paused_until=paused,
         last_iteration=_last_iteration(events),
+        stop_requested=paths.stop.is_symlink() or paths.stop.exists(),
     )
 
 

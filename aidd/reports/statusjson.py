@@ -77,6 +77,7 @@ def _run_json(run: RunState) -> dict[str, Any]:
         "pid": run.pid,
         "started_at": run.started_at,
         "paused_until": run.paused_until,
+        "stop_requested": run.stop_requested,
         "last_iteration": None
         if last is None
         else {

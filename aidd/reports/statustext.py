@@ -116,6 +116,10 @@ def _run(run: RunState) -> list[str]:
     else:
         state = "Not running."
     lines = [state]
+    if run.stop_requested:
+        lines.append("Stop requested: the run ends after its current agent run (exit 6)."
+                     if run.running else "A stop request waits in .automaker/.stop: a run "
+                     "started later removes it as stale.")
     if run.paused_until:
         lines.append(f"Paused until {run.paused_until} (rate limit).")
     last = run.last_iteration

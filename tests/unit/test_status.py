@@ -175,7 +175,8 @@ def test_json_schema_matches_fea_35_and_the_text(fixture: ProjectPaths) -> None:
     }  # fmt: skip
     assert doc["completion"] == {"pending_since": None, "completed_at": None}
     assert doc["run"] == {"running": False, "pid": None, "started_at": None,
-                          "paused_until": None, "last_iteration": None}  # fmt: skip
+                          "paused_until": None, "stop_requested": False,
+                          "last_iteration": None}  # fmt: skip
     text = render_status_text(report)
     for key, label in [("total", "Total features"), ("done", "Done"),
                        ("failing", "Not done"), ("invalid", "Invalid files")]:  # fmt: skip
@@ -236,7 +237,7 @@ def test_running_with_pause_and_last_iteration(paths: ProjectPaths) -> None:
     report = build_status(paths, None, NOW)
     assert status_json(report)["run"] == {
         "running": True, "pid": pid, "started_at": "2026-11-21T23:00:00+01:00",
-        "paused_until": until,
+        "paused_until": until, "stop_requested": False,
         "last_iteration": {"number": 7, "result": 74, "outcome": "rate_limited",
                            "ended_at": "2026-11-21T22:04:00.000Z"},
     }  # fmt: skip
@@ -244,6 +245,18 @@ def test_running_with_pause_and_last_iteration(paths: ProjectPaths) -> None:
     assert f"Running: pid {pid}, started 2026-11-21T23:00:00+01:00." in text
     assert f"Paused until {until} (rate limit)." in text
     assert "Last iteration: 7, rate_limited (result 74), ended 2026-11-21T22:04:00.000Z." in text
+
+
+def test_a_stop_request_is_said(paths: ProjectPaths) -> None:
+    """Issue 28: --status says a stop was requested, for a run going on and for none."""
+    paths.stop.write_text("2026-11-21T22:00:00+00:00\n")
+    report = build_status(paths, None, NOW)
+    assert status_json(report)["run"]["stop_requested"] is True
+    assert "A stop request waits in .automaker/.stop" in render_status_text(report)
+    lock(paths, pid=os.getpid(), pid_start=own_start_ticks(), host=os.uname().nodename)
+    report = build_status(paths, None, NOW)
+    assert "Stop requested: the run ends after its current agent run (exit 6)." in (
+        render_status_text(report))
 
 
 def test_pause_over_once_an_iteration_starts(paths: ProjectPaths) -> None:
