@@ -42,6 +42,7 @@ class AttemptRow(NamedTuple):
     tokens: int  # every kind of token added up
     cost_usd: float | None
     cost_estimated: bool
+    gate_red: bool = False  # the validation gate found new failures after this attempt
 
 
 @dataclass(frozen=True)

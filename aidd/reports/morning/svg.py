@@ -21,19 +21,23 @@ MAX_POINTS = 800  # a line chart's points, at most (the last point is always exa
 _TIMEOUT = RESULTS[ExitCode.TIMEOUT_OR_SIGNAL].key
 _RATE_LIMITED, _NO_WORK, _SUCCESS = (
     RESULTS[code].key for code in (ExitCode.RATE_LIMITED, ExitCode.NO_WORK, ExitCode.SUCCESS))
-CLASSES = (("fatal", "fatal", "#7b3fb5"), ("failure", "failure", "#d64545"),
+CLASSES = (("fatal", "fatal", "#7b3fb5"), ("gate_red", "gate newly red", "#b3001b"),
+           ("failure", "failure", "#d64545"),
            (_TIMEOUT, ", ".join(result_words(code) for code in TIMEOUTS), "#e8793a"),
            (_RATE_LIMITED, result_words(ExitCode.RATE_LIMITED), "#e0a526"),
            (_NO_WORK, result_words(ExitCode.NO_WORK), "#9aa0a6"),
            (_SUCCESS, result_words(ExitCode.SUCCESS), "#2e9d4c"))
 COLOURS = {key: colour for key, _, colour in CLASSES}
 _RANK = {key: i for i, (key, _, _) in enumerate(CLASSES)}
+_LABEL_PX = 7  # the width of one digit of an attempt's label, in the chart's pixels
 _TICKS = (60, 300, 600, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800)
 
 
 def result_class(attempt: AttemptRow) -> str:
     if attempt.outcome == "fatal":
         return "fatal"
+    if attempt.gate_red:
+        return "gate_red"
     if attempt.result in TIMEOUTS:
         return _TIMEOUT
     if attempt.result == ExitCode.RATE_LIMITED or attempt.outcome == "rate_limited":
@@ -96,11 +100,16 @@ def _marks(attempts: Sequence[AttemptRow], axis: _Axis, top: int, bar: int) -> l
     out = []
     for a in attempts:
         x0, x1 = axis.x(a.started_at), axis.x(a.ended_at)
-        tip = (f"{fmt.attempt(a.number)} {a.result} {result_words(a.result)} ({a.reason}), "
+        gate = ", gate newly red" if a.gate_red else ""
+        tip = (f"{fmt.attempt(a.number)} {a.result} {result_words(a.result)} ({a.reason}{gate}), "
                f"{fmt.duration((a.ended_at - a.started_at).total_seconds())}")
         out.append(f'<rect x="{x0:.1f}" y="{top}" width="{max(x1 - x0, 1.5):.1f}" '
                    f'height="{bar}" fill="{COLOURS[result_class(a)]}"><title>{escape(tip)}'
                    "</title></rect>")
+        label = str(a.number)
+        if x1 - x0 >= _LABEL_PX * len(label) + 4:  # each attempt labelled where it fits
+            out.append(f'<text x="{(x0 + x1) / 2:.1f}" y="{top + bar / 2 + 4:.1f}" '
+                       f'class="mark" text-anchor="middle">{label}</text>')
     return out
 
 

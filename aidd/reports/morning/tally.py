@@ -191,6 +191,17 @@ class Tally:
                             if isinstance(new, list) else (),
                             red_since, red and seen.green_before)
         seen.green_before = seen.green_before or not red
+        if red and num is not None:
+            self._mark_gate_red(run, num)
+
+    def _mark_gate_red(self, run: str, number: int) -> None:
+        """The attempt the gate judged: the latest of that run and number (the gate runs
+        right after its attempt, so it is found near the end)."""
+        for index in range(len(self.attempts) - 1, -1, -1):
+            row = self.attempts[index]
+            if row.run == run and row.number == number:
+                self.attempts[index] = row._replace(gate_red=True)
+                return
 
     def _gate_passes(self, run: str, event: dict[str, Any], at: datetime) -> None:
         reverted = event.get("reverted")
