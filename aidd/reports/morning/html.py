@@ -33,7 +33,8 @@ td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 code{font:12px ui-monospace,"DejaVu Sans Mono",monospace;word-break:break-all}
 svg{width:100%;height:auto;display:block}
 svg .grid{stroke:#e6e9ec;stroke-width:1}svg .frame{fill:#f0f2f4}
-svg .tick{font-size:11px;fill:#5f6b76}svg .mark{font-size:11px;fill:#fff;font-weight:600}svg .value{font-size:12px;font-weight:600;fill:#1d232a}
+svg .tick{font-size:11px;fill:#5f6b76}svg .mark{font-size:11px;fill:#fff;font-weight:600}
+svg .value{font-size:12px;font-weight:600;fill:#1d232a}
 .legend{margin:6px 0 0;color:var(--mute);font-size:12px}
 .key{margin-right:14px}.key i{display:inline-block;width:10px;height:10px;margin-right:5px;
 border-radius:2px}
