@@ -98,6 +98,7 @@ class Settings:
     notify_command: tuple[Target, ...]
     heartbeat_url: str | None = field(repr=False)  # its path is the secret
     heartbeat_interval: int
+    strict_exit: bool  # a failed health verdict exits RUN_FAILED instead of 0 (issue 28)
     no_clean: bool
     extract_structured: bool
     actions: Actions = field(default_factory=Actions)
@@ -223,9 +224,10 @@ _LOOSENING = ("timeout", "idle-timeout", "busy-timeout", "liveness")
 _BUDGETS = ("max-wall-time", "max-tokens", "max-cost-usd", "daily-max-cost-usd",
             "daily-max-tokens", "pace-at")
 CONFIG_LIMIT = 1 << 20  # bytes; a config file is a few lines
-# Where aidd reports to is the user's alone (issue 16), trusted project or not.
+# Where aidd reports to is the user's alone (issue 16), trusted project or not; so is what its
+# exit code tells a scheduler (issue 28: a project must not hide a failed night).
 _USER_ONLY = ("notify", "notify-webhook", "notify-command", "heartbeat-url",
-              "heartbeat-interval")
+              "heartbeat-interval", "strict-exit")
 
 
 def _check_project_values(path: Path, values: dict[str, Any], user: dict[str, Any]) -> None:
@@ -347,7 +349,7 @@ def _config_option(path: Path, key: object, allow_project_dir: bool) -> Option:
         raise UsageError(f"{path}: key '{key}' is not allowed in a project config file")
     if name in _USER_ONLY and not allow_project_dir:
         raise UsageError(f"{path}: key '{key}' is not allowed in a project config file (it "
-                         "could send your data anywhere or run a command); set it in your own")
+                         "decides where aidd reports to, and what); set it in your own")
     return opt
 
 

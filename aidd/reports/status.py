@@ -18,6 +18,7 @@ from aidd.project.filters import FeatureFilter, counted_features
 from aidd.project.markers import read_markers
 from aidd.project.paths import ProjectPaths
 from aidd.project.todo import find_todo_file, read_todo, searched_names
+from aidd.reports.health import FeaturesLeft
 from aidd.reports.running import read_run_state
 from aidd.reports.statusjson import status_json
 from aidd.reports.statusreport import CategoryRow, FeatureCounts, StatusReport, TodoReport
@@ -78,6 +79,19 @@ def count_features(valid: list[Feature], invalid: int) -> FeatureCounts:
         blocked=blocked,
         verified=sum(1 for f in valid if f.status == featurestate.FINISHED_STATUS),
     )
+
+
+def features_left(paths: ProjectPaths, filters: FeatureFilter | None) -> FeaturesLeft | None:
+    """The counted features not done (`failing`), for the health verdict at a run's end;
+    None without features."""
+    if not paths.features.is_dir():
+        return None
+    counted = counted_features(load_features(paths, validate=False), filters)
+    return left_of(count_features([f.feature for f in counted if f.feature is not None], 0))
+
+
+def left_of(counts: FeatureCounts) -> FeaturesLeft | None:
+    return FeaturesLeft(counts.failing, counts.total) if counts.total else None
 
 
 def category_rows(valid: list[Feature]) -> tuple[CategoryRow, ...]:
