@@ -50,6 +50,13 @@ class Health:
         return self.verdict.value if self.verdict is Verdict.OK else \
             f"{self.verdict.value}: {self.headline}"
 
+    @property
+    def summary(self) -> str:
+        """The verdict, with the headline when no reason says it: a report lists them."""
+        if any(r.what == self.headline for r in self.reasons):
+            return self.verdict.value
+        return f"{self.verdict.value}: {self.headline}"
+
     def to_json(self) -> dict[str, Any]:
         return {"verdict": self.verdict.value, "headline": self.headline,
                 "reasons": [r.to_json() for r in self.reasons]}

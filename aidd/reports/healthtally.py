@@ -9,8 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from aidd.reports.morning.fmt import clean
-from aidd.reports.morning.tally import integer, number, text
+from aidd.reports.morning.fmt import clean, integer, number, text
 
 # iteration_end reasons of a failed attempt -> (kind, what it is, the next step: {dir}
 # stands for `--project-dir DIR`, {log} for the last such attempt's log). A reason not listed
@@ -69,7 +68,9 @@ class Tally:
         if outcome not in ("failure", "fatal"):
             return
         number_ = integer(event.get("number")) or 0
-        if reason in FAILURES:
+        if reason == "fatal":  # it ends the run with 8, whose reason names it
+            self.failed.setdefault("fatal", []).append(number_)
+        elif reason in FAILURES:
             self.failed.setdefault(FAILURES[reason][0], []).append(number_)
         else:
             self.other[reason] += 1

@@ -1,11 +1,14 @@
 """How the morning report writes a figure, one function each, used by the text and the HTML
-alike (so they agree), and `clean` for every string that came from the project."""
+alike (so they agree), `clean` for every string that came from the project, and the readers
+of an untrusted event's fields (`integer`, `number`, `text`)."""
 
 from __future__ import annotations
 
 import functools
+import math
 import re
 from datetime import datetime
+from typing import Any
 
 # Control characters (a terminal escape in a feature title), lone surrogates (no UTF-8 can
 # carry them) and bidirectional overrides (text that reads otherwise than it is).
@@ -21,6 +24,24 @@ def clean(value: str, limit: int = 200) -> str:
         return value
     text = _UNSAFE.sub("?", value)
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+# `type(x) is int` rather than isinstance: JSON gives exact types, a bool is no number, and
+# these run a few hundred thousand times a report.
+def integer(value: Any) -> int | None:
+    return value if type(value) is int else None
+
+
+def number(value: Any) -> float | None:
+    """A finite number of a sane size (JSON may carry NaN, Infinity or 1e308)."""
+    kind = type(value)
+    ok = (kind is float and math.isfinite(value)) or kind is int
+    return float(value) if ok and -1e15 < value < 1e15 else None
+
+
+def text(value: Any, limit: int = 200) -> str | None:
+    """A string field, made safe to show (`fmt.clean`)."""
+    return clean(value, limit) if type(value) is str else None
 
 
 def result_name(code: int) -> str:
