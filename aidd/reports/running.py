@@ -1,5 +1,6 @@
 """Is an aidd running on the project? Read, never taken: the lock file's pid and start time
-against the process table, and `events.jsonl` for pauses and the last iteration (FEA-30)."""
+against the process table, and `events.jsonl` for pauses, the last iteration and the last
+run's health verdict (FEA-30, issue 28)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 from aidd.events import read_events
 from aidd.project.lockfile import holder_running, read_lock
 from aidd.project.paths import ProjectPaths
+from aidd.reports.health import Context, FeaturesLeft, Health, judge
 from aidd.session import procfs
 
 
@@ -28,9 +30,13 @@ class RunState:
     started_at: str | None
     paused_until: str | None
     last_iteration: LastIteration | None
+    last_run: str | None = None  # the newest run's id
+    health: Health | None = None  # the verdict on that run so far
 
 
-def read_run_state(paths: ProjectPaths, now: datetime) -> RunState:
+def read_run_state(paths: ProjectPaths, now: datetime,
+                   features: FeaturesLeft | None = None) -> RunState:
+    """`features`: what is left now, for the health verdict."""
     lock = read_lock(paths.root, paths.lock)
     pid = lock.get("pid")
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
@@ -39,13 +45,28 @@ def read_run_state(paths: ProjectPaths, now: datetime) -> RunState:
     events = read_events(paths.events)
     paused = _paused_until(events, pid, now) if running else None
     started = lock.get("started_at") if running is not False else None
+    last = _last_run(events)
+    health = None
+    if last is not None:
+        alive = {last} if running and pid is not None and last.endswith(f"-{pid}") else set()
+        health = judge((e for e in events if e.get("run") == last), paths.root,
+                       Context(features=features, running=alive))
     return RunState(
         running=running,
         pid=pid if running is not False else None,
         started_at=started if isinstance(started, str) else None,
         paused_until=paused,
         last_iteration=_last_iteration(events),
+        last_run=last,
+        health=health,
     )
+
+
+def _last_run(events: list[dict[str, Any]]) -> str | None:
+    for event in reversed(events):
+        if event.get("event") == "run_start" and isinstance(event.get("run"), str):
+            return str(event["run"])
+    return None
 
 
 def _paused_until(events: list[dict[str, Any]], pid: int | None, now: datetime) -> str | None:

@@ -45,18 +45,19 @@ def build_status(
     counted = counted_features(files, filters)
     valid = [f.feature for f in counted if f.feature is not None]
     findings = [f for f in files if f.is_finding]
+    counts = count_features(valid, len(counted) - len(valid))
     return StatusReport(
         project_dir=paths.root.absolute(),
         generated_at=now,
         filters=filters if filters is not None and filters.active else None,
         features_dir=exists,
-        counts=count_features(valid, len(counted) - len(valid)),
+        counts=counts,
         categories=category_rows(valid),
         findings_total=len(findings),
         findings_unfixed=sum(1 for f in findings if is_unfixed(f)),
         todo=_todo_report(paths),
         markers=read_markers(paths),
-        run=read_run_state(paths, now),
+        run=read_run_state(paths, now, left_of(counts)),
         notes=() if exists else (f"{paths.rel(paths.features)} does not exist yet",),
     )
 
