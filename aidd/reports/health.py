@@ -165,7 +165,7 @@ def _failures(t: Tally, where: str) -> Iterable[Reason]:
             yield Reason(kind, f"{len(numbers)} of {plural(t.attempts, 'attempt')} {label}: "
                          f"{shown}", step.format(dir=where, log=log))
     if t.other:
-        kinds = ", ".join(f"{reason} {n}" for reason, n in t.other.most_common(4))
+        kinds = ", ".join(f"{result} ×{n}" for result, n in t.other.most_common(4))
         yield Reason("other_failures", f"{sum(t.other.values())} of "
                      f"{plural(t.attempts, 'attempt')} failed otherwise ({kinds})",
                      f"read their logs in .automaker/iterations; aidd --report {where}")

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from aidd.reports.morning.fmt import clean, integer, number, text
+from aidd.reports.morning.fmt import clean, integer, number, result_name, text
 
 # iteration_end reasons of a failed attempt -> (kind, what it is, the next step: {dir}
 # stands for `--project-dir DIR`, {log} for the last such attempt's log). A reason not listed
@@ -37,7 +37,7 @@ class Tally:
 
     attempts: int = 0  # counted: neither rate-limited nor stopped by a budget
     failed: dict[str, list[int]] = field(default_factory=dict)  # kind -> attempt numbers
-    other: Counter[str] = field(default_factory=Counter)  # other failure reasons
+    other: Counter[str] = field(default_factory=Counter)  # other failures by result
     nudges: Counter[int] = field(default_factory=Counter)  # attempt -> nudges
     waited_s: float = 0.0
     waits: int = 0
@@ -73,7 +73,8 @@ class Tally:
         elif reason in FAILURES:
             self.failed.setdefault(FAILURES[reason][0], []).append(number_)
         else:
-            self.other[reason] += 1
+            result = integer(event.get("result"))
+            self.other["result ?" if result is None else result_name(result)] += 1
 
     @property
     def failures(self) -> int:

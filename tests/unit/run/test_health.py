@@ -32,4 +32,4 @@ def test_one_failure_in_three_is_attention_and_strict_exit_keeps_the_code(loop: 
     assert run.code == 0
     assert run.run_end["health"]["verdict"] == "attention"
     assert run.console.rstrip("\n").splitlines()[-1].endswith(
-        "— health: attention: 1 of 3 attempts failed otherwise (exit_status 1)")
+        "— health: attention: 1 of 3 attempts failed otherwise (exit 1 ×1)")
