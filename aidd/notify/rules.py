@@ -107,7 +107,7 @@ def _run_end(r: Mapping[str, Any], _: Rules) -> Words:
     spent = "" if cost is None else f"; ${_number(cost):.{2 if _number(cost) >= 1 else 3}f}"
     health: Mapping[str, Any] = r["health"] if isinstance(r.get("health"), Mapping) else {}
     verdict = _verdict(r)
-    judged = f" — {verdict}" if verdict not in (None, "ok") else ""
+    judged = f", {verdict}" if verdict not in (None, "ok") else ""  # ASCII: a plain header
     reasons = health.get("reasons") or [{}]
     first = f"\n{health.get('headline')}\nnext: {reasons[0].get('next')}" if judged else ""
     return (f"run ended: {r.get('reason')} (exit {r.get('exit_code')}){judged}",

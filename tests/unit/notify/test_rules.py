@@ -124,7 +124,7 @@ def test_the_end_of_a_failed_run_is_urgent_and_tagged_and_says_what_to_do() -> N
     ((_, failed),) = rules.notes(_event("run_end", reason="done", exit_code=0, iterations=5,
                                         failures=4, duration_s=60, health=health))
     assert (failed.priority, failed.tags) == ("high", ("failed",))
-    assert failed.title == "aidd shop: run ended: done (exit 0) — failed"
+    assert failed.title == "aidd shop: run ended: done (exit 0), failed"
     assert failed.message.endswith("\n4 of 5 attempts failed\n"
                                    "next: aidd --doctor --project-dir /src/shop")
     body = job(ALL, failed, "/src/shop", "box")["body"]
