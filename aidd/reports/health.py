@@ -73,7 +73,10 @@ class FeaturesLeft:
 _BUDGET_FLAGS = {"wall_time": "--max-wall-time", "tokens": "--max-tokens",
                  "cost_usd": "--max-cost-usd", "daily_tokens": "--daily-max-tokens",
                  "daily_cost_usd": "--daily-max-cost-usd"}
-_FAILED_ENDS = {"fatal": "the agent CLI cannot be used", "error": "aidd stopped on an error"}
+# run_end reasons that make a run failed: what they mean, and the next step ({dir} as above)
+_FAILED_ENDS = {"fatal": ("the agent CLI cannot be used", "aidd --doctor {dir}"),
+                "error": ("aidd stopped on an error", "read its error line and "
+                          ".automaker/aidd-crash.log if there is one; aidd --doctor {dir}")}
 
 
 @dataclass(frozen=True)
@@ -116,18 +119,22 @@ def verdict(tally: Tally, project_dir: Path | str, context: Context = Context())
 def _fatal(t: Tally, where: str, running: Collection[str]) -> Iterable[Reason]:
     died = [run for run in t.started if run not in t.ended and run not in running]
     if died:
-        yield Reason("run_died", f"run {died[-1]} has no run_end: aidd was killed or its "
-                     "machine stopped", f"read .automaker/aidd-crash.log if there is one; "
-                     f"start again: aidd {where}")
+        runs = f"run {died[-1]} has" if len(died) == 1 else \
+            f"{len(died)} runs (the last {died[-1]}) have"
+        yield Reason("run_died", f"{runs} no run_end: aidd was killed or its machine stopped",
+                     f"read .automaker/aidd-crash.log if there is one; start again: "
+                     f"aidd {where}")
     for reason, code in t.ended.values():
         if reason in _FAILED_ENDS:
-            yield Reason(f"ended_{reason}", f"run ended {reason} (exit {code}): "
-                         f"{_FAILED_ENDS[reason]}", f"aidd --doctor {where}")
+            meaning, step = _FAILED_ENDS[reason]
+            yield Reason(f"ended_{reason}", f"run ended {reason} (exit {code}): {meaning}",
+                         step.format(dir=where))
             break
     if t.stuck is not None:
         shown = ", ".join(attempt(n) for n in t.stuck[-LISTED:])
+        log = f".automaker/iterations/{attempt(t.stuck[-1])}.log" if t.stuck else "its log"
         yield Reason("stuck", f"stuck: attempts {shown} changed nothing",
-                     f"read the last attempt's log, then what is left: aidd --status {where}")
+                     f"read {log}, then what is left: aidd --status {where}")
     if t.quit is not None:
         failures, result = t.quit
         yield Reason("quit_on_abort", f"--quit-on-abort ended the run after {failures:g} "

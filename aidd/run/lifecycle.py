@@ -160,7 +160,7 @@ class Lifecycle:
         from the files (a project without them, or unreadable ones, has none counted)."""
         try:
             left = features_left(self.plan.paths, self.plan.feature_filter)
-        except (OSError, ValueError):
+        except Exception:  # project files, untrusted: the verdict goes on without them
             left = None
         with self._tally_lock:
             self.tally.add({"event": "run_end", "run": self.journal.events.run_id,

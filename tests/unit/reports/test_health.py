@@ -130,3 +130,16 @@ def test_forged_fields_are_ignored_and_shown_safely() -> None:
     health = judge(events, DIR)
     assert health.verdict is Verdict.FAILED  # the stuck event still counts
     assert "\x1b" not in str(health.to_json())
+
+
+def test_runs_that_died_are_one_reason_and_an_error_end_points_to_the_crash_log() -> None:
+    other = {**ev("run_start"), "run": "20261125T020000Z-7"}
+    health = judge([ev("run_start"), ok(1), other], DIR)
+    assert [r.what for r in health.reasons] == [
+        "2 runs (the last 20261125T020000Z-7) have no run_end: aidd was killed or its machine "
+        "stopped"]
+    (error,) = judge(run(ok(1), reason="error", code=1), DIR).reasons
+    assert (error.kind, error.what) == ("ended_error", "run ended error (exit 1): aidd stopped "
+                                                       "on an error")
+    assert ".automaker/aidd-crash.log" in error.next
+    assert WHERE in error.next
