@@ -24,6 +24,7 @@ def test_strict_exit_makes_a_failed_run_exit_10_and_run_end_says_so(loop: Loop) 
     run = loop.run(success(), failure(), failure(), max_iterations=3, strict_exit=True)
     assert run.code == ExitCode.RUN_FAILED == 10
     assert (run.run_end["exit_code"], run.run_end["health"]["verdict"]) == (10, "failed")
+    assert "strict-exit" in run.named("run_start")[0]["flags"]
     assert run.run_end["health"]["headline"] == "2 of 3 attempts failed"
 
 
