@@ -19,6 +19,9 @@ class ExitCode(IntEnum):
     VALIDATION_ERROR = 7  # content failed validation; unsupported platform
     CLI_ERROR = 8  # agent CLI missing or unusable without a human
     BUDGET_EXHAUSTED = 9  # a budget is exhausted (wall time, tokens, cost, daily)
+    # --strict-exit: a run that would end 0 but whose health verdict is failed (stuck, most
+    # attempts failed; aidd/reports/health.py), so a scheduler sees a bad night (issue 28)
+    RUN_FAILED = 10
     NO_ASSISTANT = 70  # result: no assistant output
     IDLE_TIMEOUT = 71  # result: silent past the idle budget, tree killed
     PROVIDER_ERROR = 72  # result: provider failure

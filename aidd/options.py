@@ -154,9 +154,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("notify-command", Kind.NOTIFY, (), _N, "run CMD with /bin/sh for each notification, "
            "its JSON on stdin (repeatable)", metavar="CMD"),
     Option("heartbeat-url", Kind.URL, None, _N, "dead-man's switch: GET URL/start, then URL "
-           "every --heartbeat-interval, URL/<exit code> at the end"),
+           "every --heartbeat-interval, URL/<exit code> at the end (URL/fail for a failed run "
+           "that exits 0)"),
     Option("heartbeat-interval", Kind.SECONDS, 300, _N, "seconds between heartbeat pings",
            minimum=1),
+    Option("strict-exit", Kind.SWITCH, False, _N, "a run whose health verdict is failed (stuck, "
+           "most attempts failed...) exits 10 instead of 0, for a scheduler"),
     Option("no-clean", Kind.SWITCH, False, _G, "leave this run's logs raw"),
     Option("extract-structured", Kind.SWITCH, False, _G, "write iterations/NNN.json per attempt"),
     Option("color", Kind.CHOICE, "auto", _G, "colour on the console: auto (on a terminal, unless "

@@ -102,6 +102,7 @@ class Settings:
     notify_command: tuple[Target, ...]
     heartbeat_url: str | None = field(repr=False)  # its path is the secret
     heartbeat_interval: int
+    strict_exit: bool  # a failed health verdict exits RUN_FAILED instead of 0 (issue 28)
     no_clean: bool
     extract_structured: bool
     color: str  # auto, always or never (with NO_COLOR honoured by auto)

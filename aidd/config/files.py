@@ -47,9 +47,10 @@ CONFIG_LIMIT = 1 << 20  # bytes; a config file is a few lines
 # that file (aidd --allow), as direnv's `allow` works (issue 27 item 8).
 _RUNS_COMMANDS = ("gate",)
 HELD = "\0held"  # the project layer's commands waiting for approval (no option has this name)
-# Where aidd reports to is the user's alone (issue 16), trusted project or not.
+# Where aidd reports to is the user's alone (issue 16), trusted project or not; so is what its
+# exit code tells a scheduler (issue 28: a project must not hide a failed night).
 _USER_ONLY = ("notify", "notify-webhook", "notify-command", "heartbeat-url",
-              "heartbeat-interval")
+              "heartbeat-interval", "strict-exit")
 
 
 def _check_project_values(path: Path, values: dict[str, Any], user: dict[str, Any]) -> None:
@@ -185,7 +186,7 @@ def _config_option(path: Path, key: object, allow_project_dir: bool) -> Option:
         raise UsageError(f"{path}: key '{key}' is not allowed in a project config file")
     if name in _USER_ONLY and not allow_project_dir:
         raise UsageError(f"{path}: key '{key}' is not allowed in a project config file (it "
-                         "could send your data anywhere or run a command); set it in your own")
+                         "decides where aidd reports to, and what); set it in your own")
     return opt
 
 

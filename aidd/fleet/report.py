@@ -3,9 +3,10 @@ end, attempts by result, features passing, cost; then a total line. Text, or `--
 
 Per project, from where the run's record is: a run that ran on this machine only (or of which
 the fleet's server knows nothing) from the project's own `aidd --report --json` here
-(docs/report.md, schema 1: a `path` project at its path, a `git` project in this machine's
-checkout); a run that ran, at least partly, on other machines (their events.jsonl never leave
-them), or that has no report here, from the progress the server keeps of its latest run.
+(docs/report.md, schema 2, whose keys read here are schema 1's: a `path` project at its path,
+a `git` project in this machine's checkout); a run that ran, at least partly, on other
+machines (their events.jsonl never leave them), or that has no report here, from the progress
+the server keeps of its latest run.
 """
 
 from __future__ import annotations

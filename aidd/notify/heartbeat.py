@@ -1,6 +1,7 @@
 """The dead-man's switch: `URL/start` when the run starts, `URL` every interval while aidd
 lives, `URL/<exit code>` at its end (the convention of cron monitors such as healthchecks.io),
-so a monitor outside raises the alarm when aidd or its machine dies, hangs or sleeps."""
+so a monitor outside raises the alarm when aidd or its machine dies, hangs or sleeps; a run
+that exits 0 but whose health verdict is failed ends with `URL/fail` (issue 28)."""
 
 from __future__ import annotations
 
@@ -42,9 +43,10 @@ class Heartbeat:
         self._send(ping_job(self.url, "start"))
         threading.Thread(target=self._beat, name="aidd-heartbeat", daemon=True).start()
 
-    def finish(self, code: int) -> None:
+    def finish(self, code: int, failed: bool = False) -> None:
+        """A non-zero code is a failure to the monitor already; 0 would read as a success."""
         self._stop.set()
-        self._send(ping_job(self.url, str(code)))
+        self._send(ping_job(self.url, "fail" if failed and code == 0 else str(code)))
 
     def _beat(self) -> None:
         while not self._stop.wait(self.interval_s):

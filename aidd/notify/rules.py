@@ -19,12 +19,15 @@ class Note:
     title: str
     message: str
     record: Mapping[str, Any]  # the event as events.jsonl has it
+    priority: str = "default"  # ntfy's words: "high" for the end of a failed run
+    tags: tuple[str, ...] = ()  # ("failed",) for the end of a failed run
 
     def envelope(self, project_dir: str, host: str) -> dict[str, Any]:
         """What a webhook receives and a command reads on stdin (README "Notifications");
         `text` is the field chat webhooks (Slack, Mattermost) show."""
         return {"source": "aidd", "trigger": self.trigger.value, "title": self.title,
                 "message": self.message, "text": f"{self.title}\n{self.message}",
+                "priority": self.priority, "tags": list(self.tags),
                 "project": project_dir, "host": host, "event": dict(self.record)}
 
 
@@ -67,6 +70,9 @@ class Rules:
 
     def _note(self, trigger: Trigger, record: Mapping[str, Any]) -> Note:
         title, message = _WORDS[trigger](record, self)
+        if trigger is Trigger.RUN_END and _verdict(record) == "failed":
+            return Note(trigger, f"aidd {self.project}: {title}", message, record, "high",
+                        ("failed",))
         return Note(trigger, f"aidd {self.project}: {title}", message, record)
 
 
@@ -99,9 +105,20 @@ Words = tuple[str, str]
 def _run_end(r: Mapping[str, Any], _: Rules) -> Words:
     cost = r.get("cost_usd")
     spent = "" if cost is None else f"; ${_number(cost):.{2 if _number(cost) >= 1 else 3}f}"
-    return (f"run ended: {r.get('reason')} (exit {r.get('exit_code')})",
+    health: Mapping[str, Any] = r["health"] if isinstance(r.get("health"), Mapping) else {}
+    verdict = _verdict(r)
+    judged = f", {verdict}" if verdict not in (None, "ok") else ""  # ASCII: a plain header
+    reasons = health.get("reasons") or [{}]
+    first = f"\n{health.get('headline')}\nnext: {reasons[0].get('next')}" if judged else ""
+    return (f"run ended: {r.get('reason')} (exit {r.get('exit_code')}){judged}",
             f"{r.get('iterations')} iterations, {r.get('failures')} failed, in "
-            f"{duration(_number(r.get('duration_s')))}{spent}")
+            f"{duration(_number(r.get('duration_s')))}{spent}{first}")
+
+
+def _verdict(record: Mapping[str, Any]) -> str | None:
+    """The run's health verdict (aidd/reports/health.py), which run_end carries."""
+    health = record.get("health")
+    return str(health.get("verdict")) if isinstance(health, Mapping) else None
 
 
 def _completed(r: Mapping[str, Any], _: Rules) -> Words:
@@ -181,4 +198,4 @@ def job(target: Target, note: Note, project_dir: str, host: str) -> dict[str, An
     return {"kind": target.kind.value, "url": target.url, "command": target.command,
             "cwd": project_dir, "title": note.title, "message": note.message,
             "body": note.envelope(project_dir, host), "trigger": note.trigger.value,
-            "shown": target.shown()}
+            "priority": note.priority, "tags": list(note.tags), "shown": target.shown()}

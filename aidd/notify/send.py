@@ -42,9 +42,11 @@ def deliver(job: Mapping[str, Any], env: Mapping[str, str], timeout_s: float = T
     if kind == "webhook":
         http(job["url"], json.dumps(job["body"], ensure_ascii=False).encode(),
              {"Content-Type": "application/json"}, timeout_s)
-    elif kind == "ntfy":
-        http(job["url"], str(job["message"]).encode(), {"Title": _header(job["title"])},
-             timeout_s)
+    elif kind == "ntfy":  # a failed run's end: high priority and a tag (issue 28)
+        tags = {"Tags": ",".join(job["tags"])} if job.get("tags") else {}
+        http(job["url"], str(job["message"]).encode(), {
+            "Title": _header(job["title"]), "Priority": str(job.get("priority") or "default"),
+            **tags}, timeout_s)
     elif kind == "ping":
         http(job["url"], None, {}, timeout_s)
     elif kind == "command":

@@ -1,5 +1,6 @@
 """Is an aidd running on the project? Read, never taken: the lock file's pid and start time
-against the process table, and `events.jsonl` for pauses and the last iteration (FEA-30)."""
+against the process table, and `events.jsonl` for pauses, the last iteration and the last
+run's health verdict (FEA-30, issue 28)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 from aidd.events import read_events
 from aidd.project.lockfile import HolderState, lock_holder
 from aidd.project.paths import ProjectPaths
+from aidd.reports.health import Context, FeaturesLeft, Health, judge
 from aidd.session import procfs
 
 
@@ -29,14 +31,25 @@ class RunState:
     paused_until: str | None
     last_iteration: LastIteration | None
     stop_requested: bool = False  # .automaker/.stop is there (a file, a link or a directory)
+    last_run: str | None = None  # the newest run's id
+    health: Health | None = None  # the verdict on that run so far
 
 
-def read_run_state(paths: ProjectPaths, now: datetime) -> RunState:
+def read_run_state(paths: ProjectPaths, now: datetime,
+                   features: FeaturesLeft | None = None) -> RunState:
+    """`features`: what is left now, for the health verdict."""
     holder = lock_holder(paths.root, paths.lock, procfs)
     # Shown as it is: a holder on another host is "unknown" here (it counts as alive).
     running = None if holder.state is HolderState.OTHER_HOST else holder.alive
     events = read_events(paths.events)
     paused = _paused_until(events, holder.pid, now) if running else None
+    last = _last_run(events)
+    health = None
+    if last is not None:
+        pid = holder.pid
+        alive = {last} if running and pid is not None and last.endswith(f"-{pid}") else set()
+        health = judge((e for e in events if e.get("run") == last), paths.root,
+                       Context(features=features, running=alive))
     return RunState(
         running=running,
         pid=holder.pid if holder.alive else None,
@@ -44,7 +57,16 @@ def read_run_state(paths: ProjectPaths, now: datetime) -> RunState:
         paused_until=paused,
         last_iteration=_last_iteration(events),
         stop_requested=paths.stop.is_symlink() or paths.stop.exists(),
+        last_run=last,
+        health=health,
     )
+
+
+def _last_run(events: list[dict[str, Any]]) -> str | None:
+    for event in reversed(events):
+        if event.get("event") == "run_start" and isinstance(event.get("run"), str):
+            return str(event["run"])
+    return None
 
 
 def _paused_until(events: list[dict[str, Any]], pid: int | None, now: datetime) -> str | None:

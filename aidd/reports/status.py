@@ -18,6 +18,7 @@ from aidd.project.filters import FeatureFilter, counted_features
 from aidd.project.markers import read_markers
 from aidd.project.paths import ProjectPaths
 from aidd.project.todo import find_todo_file, read_todo, searched_names
+from aidd.reports.health import FeaturesLeft
 from aidd.reports.running import read_run_state
 from aidd.reports.statusjson import status_json
 from aidd.reports.statusreport import CategoryRow, FeatureCounts, StatusReport, TodoReport
@@ -44,18 +45,19 @@ def build_status(
     counted = counted_features(files, filters)
     valid = [f.feature for f in counted if f.feature is not None]
     findings = [f for f in files if f.is_finding]
+    counts = count_features(valid, len(counted) - len(valid))
     return StatusReport(
         project_dir=paths.root.absolute(),
         generated_at=now,
         filters=filters if filters is not None and filters.active else None,
         features_dir=exists,
-        counts=count_features(valid, len(counted) - len(valid)),
+        counts=counts,
         categories=category_rows(valid),
         findings_total=len(findings),
         findings_unfixed=sum(1 for f in findings if is_unfixed(f)),
         todo=_todo_report(paths),
         markers=read_markers(paths),
-        run=read_run_state(paths, now),
+        run=read_run_state(paths, now, left_of(counts)),
         notes=() if exists else (f"{paths.rel(paths.features)} does not exist yet",),
     )
 
@@ -78,6 +80,19 @@ def count_features(valid: list[Feature], invalid: int) -> FeatureCounts:
         blocked=blocked,
         verified=sum(1 for f in valid if f.status == featurestate.FINISHED_STATUS),
     )
+
+
+def features_left(paths: ProjectPaths, filters: FeatureFilter | None) -> FeaturesLeft | None:
+    """The counted features not done (`failing`), for the health verdict at a run's end;
+    None without features."""
+    if not paths.features.is_dir():
+        return None
+    counted = counted_features(load_features(paths, validate=False), filters)
+    return left_of(count_features([f.feature for f in counted if f.feature is not None], 0))
+
+
+def left_of(counts: FeatureCounts) -> FeaturesLeft | None:
+    return FeaturesLeft(counts.failing, counts.total) if counts.total else None
 
 
 def category_rows(valid: list[Feature]) -> tuple[CategoryRow, ...]:

@@ -49,6 +49,9 @@ def status_json(report: StatusReport) -> dict[str, Any]:
             "completed_at": report.markers.completed_at,
         },
         "run": _run_json(report.run),
+        # The newest run's health verdict (issue 28; README "Health"), null before any run.
+        "health": None if report.run.health is None else {
+            "run": report.run.last_run, **report.run.health.to_json()},
     }
 
 

@@ -50,13 +50,14 @@ class Alarms:
         except Exception as exc:
             self.journal.warn(f"notifications and heartbeat off: {type(exc).__name__}: {exc}")
 
-    def finish(self, code: int) -> None:
-        """After `run_end`: the last ping, then a short wait for the outcomes (END_WAIT_S)."""
+    def finish(self, code: int, failed: bool = False) -> None:
+        """After `run_end`: the last ping (a failure for a `failed` health verdict), then a
+        short wait for the outcomes (END_WAIT_S)."""
         with self._lock:
             self._ended = True
         try:
             if self._heartbeat is not None:
-                self._heartbeat.finish(code)
+                self._heartbeat.finish(code, failed)
             if self._courier is not None:
                 self._courier.close(END_WAIT_S)
         except Exception as exc:  # the shutdown goes on: the lock, the signals, the console

@@ -33,8 +33,10 @@ class Checkpointer:
             point = self._store.record(label)
         except (CheckpointError, OSError) as exc:
             self._store = None
-            self._journal.warn(f"checkpoint {label} failed ({exc}); no more checkpoints in "
-                               "this run")
+            self._journal.say(f"checkpoint {label} failed ({exc}); no more checkpoints in "
+                              "this run", "WARN")
+            self._journal.events.emit("checkpoint_failed", number=number, label=label,
+                                      error=str(exc))
             return None
         self._journal.events.emit(
             "checkpoint", number=number, label=label, ref=point.ref, commit=point.commit,

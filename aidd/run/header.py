@@ -19,7 +19,7 @@ from aidd.session.outcome import SessionOutcome
 # The switches `run_start.flags` lists when they are on.
 _SWITCHES = ("todo", "validate", "in_progress", "stop_when_done", "audit_all", "code_after_audit",
              "continue_on_timeout", "keep_children", "no_checkpoints", "no_clean",
-             "extract_structured")
+             "extract_structured", "strict_exit")
 
 
 def emit_run_start(plan: RunPlan, journal: Journal) -> None:

@@ -1,14 +1,15 @@
 """A run's start and end, and the two ways to ask it to stop (a signal, `.automaker/.stop`).
 
 `begin` makes the start-up writes (SUP-1); `finish` is the one shutdown every ending takes:
-stop watching, clean the logs, `run_end`, release the lock (EXIT-6).
+stop watching, clean the logs, the run's health verdict, `run_end`, release the lock (EXIT-6).
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from aidd import fsio
@@ -19,6 +20,9 @@ from aidd.project.activity import FileActivity
 from aidd.project.detect import Origin, read_state, record_origin
 from aidd.project.scaffold import copy_scaffolding
 from aidd.project.stop import StopWatcher, remove_stop, stale_stop
+from aidd.reports.health import Context, Health, Verdict, verdict
+from aidd.reports.healthtally import Tally
+from aidd.reports.status import features_left
 from aidd.run.alarms import Alarms
 from aidd.run.header import emit_run_start
 from aidd.run.journal import Journal
@@ -53,6 +57,8 @@ class Lifecycle:
         self._restore_signals: Callable[[], None] | None = None
         self.deadline_s: float | None = None  # --max-wall-time (monotonic): no wait goes past it
         self.alarms = Alarms(plan, journal)
+        self.tally = Tally()  # the run's events added up for its health verdict
+        self._tally_lock = threading.Lock()  # the stop watcher and the courier emit too
 
     # -- start-up --------------------------------------------------------------------------
     def begin(self) -> int:
@@ -73,11 +79,16 @@ class Lifecycle:
         if self.plan.settings.liveness == "signals":
             self.files = FileActivity(paths.root, self.clock.monotonic)
             self.files.start()
+        journal.events.listeners.append(self._count)
         emit_run_start(self.plan, journal)  # the run's first event (issue 13 item 16)
         for warning in self.plan.warnings:
             journal.warn(warning)
         self.alarms.start()
         return first
+
+    def _count(self, record: Mapping[str, object]) -> None:
+        with self._tally_lock:
+            self.tally.add(record)
 
     def _signal_received(self, name: str) -> None:
         self.journal.events.emit("signal", name=name)
@@ -121,23 +132,42 @@ class Lifecycle:
         return self.stop_requested()
 
     # -- shutdown --------------------------------------------------------------------------
-    def finish(self, end: RunEnd, counters: Counters) -> None:
+    def finish(self, end: RunEnd, counters: Counters) -> int:
         """Close the log, clean, `run_end`; the lock is released and the signal handlers are
-        restored even when a full disk makes the rest fail (REL-21)."""
+        restored even when a full disk makes the rest fail (REL-21). Returns the exit code:
+        the end's, or RUN_FAILED under --strict-exit for a failed run that would exit 0."""
+        code, failed = end.code, False
         try:
-            self._wind_down(end, counters)
+            health = self.health(end)
+            failed = health.verdict is Verdict.FAILED
+            if failed and self.plan.settings.strict_exit and code == ExitCode.SUCCESS:
+                code = int(ExitCode.RUN_FAILED)
+            self._wind_down(end, code, health, counters)
         except OSError as exc:
             self.journal.say(f"shutdown incomplete: {exc}", "WARN")
         finally:
             # After run_end, with aidd's signal handlers still on (a ^C cannot cut it short);
             # a dead endpoint costs at most 0.5 s here, and it never raises.
-            self.alarms.finish(end.code)
+            self.alarms.finish(code, failed=failed)
             self.plan.lock.release()
             if self._restore_signals is not None:
                 self._restore_signals()
             self.journal.console.close()  # a stalled terminal holds us up at most a moment
+        return code
 
-    def _wind_down(self, end: RunEnd, c: Counters) -> None:
+    def health(self, end: RunEnd) -> Health:
+        """The verdict on the run's events so far and its end; the features left are counted
+        from the files (a project without them, or unreadable ones, has none counted)."""
+        try:
+            left = features_left(self.plan.paths, self.plan.feature_filter)
+        except Exception:  # project files, untrusted: the verdict goes on without them
+            left = None
+        with self._tally_lock:
+            self.tally.add({"event": "run_end", "run": self.journal.events.run_id,
+                            "reason": end.reason.value, "exit_code": end.code})
+            return verdict(self.tally, self.plan.paths.root, Context(features=left))
+
+    def _wind_down(self, end: RunEnd, code: int, health: Health, c: Counters) -> None:
         journal = self.journal
         journal.close_log()
         if self._watcher is not None:
@@ -147,15 +177,20 @@ class Lifecycle:
         if not self.plan.settings.no_clean:
             self._clean_logs()
         cost = f", cost {format_cost(c.cost_usd, c.cost_estimated)}" if c.cost_usd else ""
-        journal.say(f"run ended ({end.reason.value}): exit {end.code} after {c.iterations} "
+        for number, reason in enumerate(health.reasons, 1):
+            journal.say(f"health {number}. {reason.what}; next: {reason.next}",
+                        "" if health.verdict is Verdict.OK else "WARN")
+        journal.say(f"run ended ({end.reason.value}): exit {code} after {c.iterations} "
                     f"iterations, {c.failures} failed, {c.rate_limit_sleeps} rate-limit "
-                    f"sleeps{cost}")
+                    f"sleeps{cost} — health: {health.line}",
+                    "ERROR" if health.verdict is Verdict.FAILED else "")
         journal.events.emit(
-            "run_end", exit_code=end.code, reason=end.reason.value, iterations=c.iterations,
+            "run_end", exit_code=code, reason=end.reason.value, iterations=c.iterations,
             attempts=c.attempts, failures=c.failures, rate_limit_sleeps=c.rate_limit_sleeps,
             paused_s=round(c.paused_s, 3),
             duration_s=round((self.clock.now() - self.plan.started).total_seconds(), 3),
             tokens=c.tokens or None, cost_usd=c.cost_usd, cost_estimated=c.cost_estimated,
+            health=health.to_json(),
         )
 
     def _clean_logs(self) -> None:

@@ -58,12 +58,12 @@ class Supervisor:
         """The run's exit code. A fatal CLI error is raised after the shutdown, so `cli`
         prints its one line last (LOG-7, ADP-44)."""
         end = self._run_to_end()
-        self.life.finish(end, self.counters)
+        code = self.life.finish(end, self.counters)
         match end:
             case RunEnd(reason=EndReason.FATAL, message=message):
                 raise AgentCliError(f"fatal: {message}")
             case _:
-                return end.code
+                return code
 
     def _run_to_end(self) -> RunEnd:
         """The phases; an error mid-run still takes the one shutdown before it propagates."""

@@ -82,7 +82,8 @@ heartbeat-interval: 1
                                                    "failure_threshold", "run_end"]
     end = hook[-1]
     assert end["event"] == events(project, "run_end")[0]
-    assert end["title"] == "aidd proj: run ended: quit_on_abort (exit 3)"
+    assert end["title"] == "aidd proj: run ended: quit_on_abort (exit 3), failed"
+    assert (end["priority"], end["tags"]) == ("high", ["failed"])
     assert end["text"] == f"{end['title']}\n{end['message']}"
     assert (end["project"], end["source"]) == (str(project), "aidd")
     (topic,) = server.to("/topic")
@@ -162,7 +163,8 @@ def test_a_failed_notification_is_a_warning_and_an_event(
                        *ARGS, env=env)
         assert res.code == 0, res.out + res.err
     assert [r.headers["Title"] for r in server.to("/topic")] == [
-        "aidd proj: agent killed after silence", "aidd proj: run ended: done (exit 0)"]
+        "aidd proj: agent killed after silence",
+        "aidd proj: run ended: done (exit 0), attention"]
     failed = [(e["target"], e["trigger"], e["error"], e["tries"])
               for e in events(project, "notify_failed")]
     shown = server.url + "/…"

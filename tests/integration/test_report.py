@@ -56,7 +56,7 @@ def test_the_json_report_is_versioned_and_agrees_with_the_events(
     done = run_aidd("--project-dir", str(night), "--report", "--json", env=env)
     assert done.code == 0, done.err
     data: dict[str, Any] = json.loads(done.out)
-    assert data["schema"] == 1
+    assert data["schema"] == 2
     assert data["attempts"]["total"] == 3
     assert {c["result"]: c["count"] for c in data["attempts"]["by_result"]} == {0: 2, 3: 1}
     assert [p["feature"] for p in data["features"]["became_passing"]] == ["feature-1-a"]

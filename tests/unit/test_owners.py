@@ -89,6 +89,7 @@ LOCK_OWNERS = frozenset({"aidd.project.lockfile", "aidd.session.procfs"})
 # Every code above the small, common numbers (0-5 are also counts, indexes and sizes).
 RESULT_CODES = frozenset(int(code) for code in ExitCode if code > 5)
 _CODE_NAMES = re.compile(r"EXIT|CODE|RESULT|STATUS", re.IGNORECASE)
+_SMALL = 64  # the exit codes below this are also everyday numbers (10 seconds)
 
 # Turning a number read from the agent or a project file into money, tokens or a time: the
 # sanitiser's module, added with it (another branch of issue 27).
@@ -210,8 +211,11 @@ def _code_literals(tree: ast.Module) -> Iterator[int]:
 
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare):
+            # A small code (6-10) is also a plain number (`seconds < 10`): it counts where the
+            # comparison names an exit code or a result.
+            named = _CODE_NAMES.search(ast.unparse(node)) is not None
             for side in (node.left, *node.comparators):
-                yield from (c.lineno for c in codes(side))
+                yield from (c.lineno for c in codes(side) if named or c.value >= _SMALL)
         elif isinstance(node, ast.Dict):
             for key in node.keys:
                 yield from (c.lineno for c in codes(key))

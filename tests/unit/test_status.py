@@ -154,7 +154,8 @@ def test_json_schema_matches_fea_35_and_the_text(fixture: ProjectPaths) -> None:
     doc = status_json(report)
     json.dumps(doc)  # serialisable
     assert list(doc) == ["schema", "generated_at", "project", "filters", "features",
-                         "categories", "findings", "todo", "completion", "run"]  # fmt: skip
+                         "categories", "findings", "todo", "completion", "run",
+                         "health"]  # fmt: skip
     assert doc["schema"] == 2
     assert doc["generated_at"] == "2026-11-21T23:05:01+01:00"
     assert doc["project"] == {"dir": str(fixture.root.absolute()), "name": "shop"}
@@ -312,3 +313,19 @@ def test_print_status_without_features_dir(tmp_path: Path) -> None:
     with pytest.raises(NotFoundError):
         print_status(ProjectPaths(tmp_path), None)
     assert not (tmp_path / ".automaker").exists()
+
+
+def test_the_json_gives_the_health_verdict_of_the_newest_run(paths: ProjectPaths) -> None:
+    assert status_json(build_status(paths, None, NOW))["health"] is None
+    old, new = "20261120T100000Z-1", "20261121T220501Z-2"
+    events(paths, {"event": "run_start", "run": old},
+           {"event": "stuck", "run": old, "iterations": [1, 2, 3]},
+           {"event": "run_end", "run": old, "reason": "done", "exit_code": 0},
+           {"event": "run_start", "run": new},
+           {"event": "iteration_end", "run": new, "number": 4, "outcome": "failure",
+            "reason": "provider_error", "result": 72},
+           {"event": "run_end", "run": new, "reason": "done", "exit_code": 0})  # fmt: skip
+    health = status_json(build_status(paths, None, NOW))["health"]
+    assert (health["run"], health["verdict"]) == (new, "failed")  # the old run's stuck is not
+    assert [r["kind"] for r in health["reasons"]] == ["provider_error"]
+    assert f"--project-dir {paths.root}" in health["reasons"][0]["next"]

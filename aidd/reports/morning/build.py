@@ -12,7 +12,8 @@ from aidd.project.checkpoints import CheckpointStore
 from aidd.project.features import load_features
 from aidd.project.lockfile import lock_holder
 from aidd.project.paths import ProjectPaths
-from aidd.reports.morning import attention, features, fmt
+from aidd.reports.health import Context, FeaturesLeft, judge
+from aidd.reports.morning import features, fmt
 from aidd.reports.morning.history import read_history
 from aidd.reports.morning.reading import read_window
 from aidd.reports.morning.record import (
@@ -48,8 +49,11 @@ def build_report(paths: ProjectPaths, since: str | None, now: datetime,
                     else features.from_mtimes(now_files, window, tally.attempts, found.commits))
     gate = Gate(tally.gate_rows(), tally.gate_runs, tally.baseline_failing, tally.reverted)
     pauses = tally.pauses()
-    facts = attention.Facts(window, runs, tally.attempts, feature_view, gate, pauses,
-                            tally.notable, seen)
+    left = FeaturesLeft(feature_view.total_now - feature_view.passing_now,
+                        feature_view.total_now) if feature_view.total_now else None
+    health = judge((event for event, at in read.events if at >= window.start), paths.root,
+                   Context(features=left, running={r.run for r in runs if r.reason == "running"},
+                           unread=seen.error))
     return MorningReport(
         project_dir=paths.root.absolute(), generated_at=now, window=window, runs=runs,
         attempts=tuple(tally.attempts),
@@ -59,7 +63,7 @@ def build_report(paths: ProjectPaths, since: str | None, now: datetime,
                        for reason, n in tally.failures.most_common()),
         features=feature_view, diffstat=found.diffstat, usage=tally.usage(), pauses=pauses,
         gate=gate, checkpoints=tuple(points),
-        attention=attention.first_things(facts), events=seen)
+        health=health, events=seen)
 
 
 def _running_run(paths: ProjectPaths) -> str | None:

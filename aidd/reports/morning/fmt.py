@@ -1,17 +1,29 @@
 """How the morning report writes a figure, one function each, used by the text and the HTML
-alike (so they agree), and `clean` for every string that came from the project."""
+alike (so they agree), `clean` for every string that came from the project, and the readers
+of an untrusted event's fields (`integer`, `number`, `text`)."""
 
 from __future__ import annotations
 
 import functools
+import math
 import re
 from datetime import datetime
-
-from aidd.reports.morning.record import Usage
+from typing import Any, Protocol
 
 # Control characters (a terminal escape in a feature title), lone surrogates (no UTF-8 can
 # carry them) and bidirectional overrides (text that reads otherwise than it is).
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
+
+
+class CostKnown(Protocol):
+    """What `cost` reads of the report's usage (record.Usage): fmt stays below the record."""
+
+    @property
+    def total_usd(self) -> float: ...
+    @property
+    def known_cost(self) -> int: ...
+    @property
+    def unknown_cost(self) -> int: ...
 
 
 @functools.lru_cache(maxsize=4096)  # reasons, kinds and run ids repeat thousands of times
@@ -20,6 +32,24 @@ def clean(value: str, limit: int = 200) -> str:
         return value
     text = _UNSAFE.sub("?", value)
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+# `type(x) is int` rather than isinstance: JSON gives exact types, a bool is no number, and
+# these run a few hundred thousand times a report.
+def integer(value: Any) -> int | None:
+    return value if type(value) is int else None
+
+
+def number(value: Any) -> float | None:
+    """A finite number of a sane size (JSON may carry NaN, Infinity or 1e308)."""
+    kind = type(value)
+    ok = (kind is float and math.isfinite(value)) or kind is int
+    return float(value) if ok and -1e15 < value < 1e15 else None
+
+
+def text(value: Any, limit: int = 200) -> str | None:
+    """A string field, made safe to show (`fmt.clean`)."""
+    return clean(value, limit) if type(value) is str else None
 
 
 def attempt(number: int | None) -> str:
@@ -35,7 +65,7 @@ def usd(value: float) -> str:
     return f"${value:,.2f}" if value >= 0.1 or value == 0 else f"${value:.4f}"
 
 
-def cost(usage: Usage) -> str:
+def cost(usage: CostKnown) -> str:
     """The window's cost as far as it is known: `unknown` when no attempt named one (a model
     without a price), never $0.00; at least the known sum when some attempts named none."""
     if not usage.unknown_cost:

@@ -102,10 +102,13 @@ def _cards(report: MorningReport) -> str:
 
 
 def _first(report: MorningReport) -> str:
-    if not report.attention:
-        return _section("Look at first", "<p>nothing stands out</p>")
-    items = "".join(f"<li>{_e(a.message)}</li>" for a in report.attention)
-    return _section("Look at first", f'<ol class="first">{items}</ol>')
+    health = report.health
+    verdict, _, why = health.summary.partition(": ")
+    verdict = f"<p>health: <b>{_e(verdict)}</b>{': ' + _e(why) if why else ''}</p>"
+    items = "".join(f"<li>{_e(r.what)}<br>next: <code>{_e(r.next)}</code></li>"
+                    for r in health.reasons)
+    return _section("Look at first", verdict + (f'<ol class="first">{items}</ol>' if items
+                                                else ""))
 
 
 def _timeline(report: MorningReport) -> str:

@@ -15,7 +15,7 @@ from aidd.reports.morning.record import (
     RunRow,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2 (issue 28): "health", the verdict and its reasons, for "attention"
 
 
 def report_json(report: MorningReport) -> dict[str, Any]:
@@ -48,7 +48,7 @@ def report_json(report: MorningReport) -> dict[str, Any]:
         "checkpoints": {"total": len(report.checkpoints),
                         "first": report.checkpoints[0].ref if report.checkpoints else None,
                         "last": report.checkpoints[-1].ref if report.checkpoints else None},
-        "attention": [{"kind": a.kind, "message": a.message} for a in report.attention],
+        "health": report.health.to_json(),
         "events": {"lines": report.events.lines, "in_window": report.events.in_window,
                    "skipped": report.events.skipped, "error": report.events.error},
     }

@@ -8,6 +8,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
+from aidd.reports.health import Health
+
 
 @dataclass(frozen=True)
 class Window:
@@ -153,12 +155,6 @@ class Diffstat:
 
 
 @dataclass(frozen=True)
-class Attention:
-    kind: str  # e.g. "gate_red", "feature_failing", "short_run"
-    message: str
-
-
-@dataclass(frozen=True)
 class EventsSeen:
     lines: int  # events read in the whole file
     in_window: int
@@ -181,7 +177,7 @@ class MorningReport:
     pauses: Pauses
     gate: Gate
     checkpoints: tuple[CheckpointRow, ...]
-    attention: tuple[Attention, ...]
+    health: Health  # "Look at first": the verdict on the window's runs (reports/health.py)
     events: EventsSeen
     notes: tuple[str, ...] = field(default=())
 

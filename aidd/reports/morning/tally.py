@@ -1,10 +1,9 @@
 """One pass over events.jsonl for the morning report: runs, attempts, results, usage, pauses,
-the gate, checkpoints and the events that deserve a look. Every value is untrusted: a field
-of the wrong type counts as absent, never as a crash."""
+the gate and checkpoints. Every value is untrusted: a field of the wrong type counts as
+absent, never as a crash (`fmt`'s readers)."""
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -12,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from aidd.reports.morning.fmt import clean
+from aidd.reports.morning.fmt import clean, integer, number, text
 from aidd.reports.morning.record import AttemptRow, CheckpointRow, GateRow, Pauses, Usage
 
 TOKEN_KINDS = ("input", "output", "reasoning", "cache_read", "cache_write")
@@ -29,24 +28,6 @@ def when(value: Any) -> datetime | None:
     except ValueError:
         return None
     return moment if moment.tzinfo is not None else None
-
-
-# `type(x) is int` rather than isinstance: JSON gives exact types, a bool is no number, and
-# these run a few hundred thousand times a report.
-def integer(value: Any) -> int | None:
-    return value if type(value) is int else None
-
-
-def number(value: Any) -> float | None:
-    """A finite number of a sane size (JSON may carry NaN, Infinity or 1e308)."""
-    kind = type(value)
-    ok = (kind is float and math.isfinite(value)) or kind is int
-    return float(value) if ok and -1e15 < value < 1e15 else None
-
-
-def text(value: Any, limit: int = 200) -> str | None:
-    """A string field, made safe to show (`fmt.clean`)."""
-    return clean(value, limit) if type(value) is str else None
 
 
 @dataclass
@@ -88,7 +69,6 @@ class Tally:
     gate_runs: int = 0
     baseline_failing: int | None = None
     reverted: int = 0
-    notable: list[dict[str, Any]] = field(default_factory=list)  # stuck, budget, thresholds
     _gates: dict[str, _GateSeen] = field(default_factory=dict)
     _run: RunSeen = field(default_factory=lambda: RunSeen(""))  # the run of the event at hand
     _starts: dict[tuple[str, int], tuple[datetime, str | None]] = field(default_factory=dict)
@@ -207,9 +187,6 @@ class Tally:
         reverted = event.get("reverted")
         self.reverted += len(reverted) if isinstance(reverted, list) else 0
 
-    def _notable(self, run: str, event: dict[str, Any], at: datetime) -> None:
-        self.notable.append({**event, "_at": at})
-
     def gate_rows(self) -> tuple[GateRow, ...]:
         return tuple(seen.last for _, seen in sorted(self._gates.items())
                      if seen.last is not None)
@@ -239,9 +216,6 @@ _HANDLERS: dict[str, _Handler] = {
     "gate_baseline": Tally._baseline,
     "gate": Tally._gate,
     "gate_passes": Tally._gate_passes,
-    "stuck": Tally._notable,
-    "failure_threshold": Tally._notable,
-    "budget_exhausted": Tally._notable,
 }
 
 

@@ -19,9 +19,7 @@ def render_text(report: MorningReport) -> str:
         f"Window    {fmt.stamp(window.start)} to {fmt.stamp(window.end)} ({span}; since "
         f"{fmt.clean(window.since, 40)})",
         f"Project   {report.project_dir}",
-        "", "## Look at first",
-        *([_wrap(f"{i}. {a.message}") for i, a in enumerate(report.attention, 1)]
-          or ["nothing stands out"]),
+        "", "## Look at first", *_first(report),
         "", "## Runs", *_runs(report),
         "", *_attempts(report),
         "", *_features(report.features),
@@ -35,6 +33,13 @@ def render_text(report: MorningReport) -> str:
         + (f"; not read: {report.events.error}" if report.events.error else ""),
     ]
     return "".join(_fit(line) + "\n" for line in lines)
+
+
+def _first(report: MorningReport) -> list[str]:
+    health = report.health
+    return [_wrap(f"health: {health.summary}"), *(
+        _wrap(f"{i}. {r.what}") + "\n" + _wrap(f"   next: {r.next}")
+        for i, r in enumerate(health.reasons, 1))]
 
 
 def _fit(line: str) -> str:

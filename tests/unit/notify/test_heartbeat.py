@@ -37,3 +37,12 @@ def test_start_then_every_interval_then_the_exit_code() -> None:
     count = len(sent)
     wait_for(lambda: True)
     assert len(sent) == count  # the thread stopped
+
+
+def test_a_failed_run_that_exits_0_ends_with_fail_another_code_stays_itself() -> None:
+    for code, failed, last in ((0, True, "/fail"), (0, False, "/0"), (8, True, "/8"),
+                               (10, True, "/10")):
+        sent: list[dict[str, Any]] = []
+        beat = Heartbeat(URL, 3600, sent.append)
+        beat.finish(code, failed)
+        assert sent[-1]["url"] == URL + last

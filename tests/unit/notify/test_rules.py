@@ -109,10 +109,31 @@ def test_the_job_and_envelope() -> None:
     assert item == {
         "kind": "webhook", "url": "https://x.example/hook", "command": None, "cwd": "/src/shop",
         "title": "aidd shop: stuck", "message": note.message, "trigger": "stuck",
-        "shown": "webhook https://x.example/…",
+        "shown": "webhook https://x.example/…", "priority": "default", "tags": [],
         "body": {"source": "aidd", "trigger": "stuck", "title": "aidd shop: stuck",
                  "message": note.message, "text": f"aidd shop: stuck\n{note.message}",
+                 "priority": "default", "tags": [],
                  "project": "/src/shop", "host": "box", "event": record}}
+
+
+def test_the_end_of_a_failed_run_is_urgent_and_tagged_and_says_what_to_do() -> None:
+    rules = Rules([ALL], "shop")
+    health = {"verdict": "failed", "headline": "4 of 5 attempts failed",
+              "reasons": [{"kind": "provider_error", "what": "…",
+                           "next": "aidd --doctor --project-dir /src/shop"}]}
+    ((_, failed),) = rules.notes(_event("run_end", reason="done", exit_code=0, iterations=5,
+                                        failures=4, duration_s=60, health=health))
+    assert (failed.priority, failed.tags) == ("high", ("failed",))
+    assert failed.title == "aidd shop: run ended: done (exit 0), failed"
+    assert failed.message.endswith("\n4 of 5 attempts failed\n"
+                                   "next: aidd --doctor --project-dir /src/shop")
+    body = job(ALL, failed, "/src/shop", "box")["body"]
+    assert (body["priority"], body["tags"]) == ("high", ["failed"])
+    ((_, good),) = rules.notes(_event("run_end", reason="done", exit_code=0, iterations=5,
+                                      failures=0, duration_s=60,
+                                      health={"verdict": "ok", "reasons": []}))
+    assert (good.priority, good.tags, good.title) == ("default", (), "aidd shop: run ended: "
+                                                      "done (exit 0)")
 
 
 def test_durations_read_as_a_phone_shows_them() -> None:

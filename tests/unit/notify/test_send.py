@@ -45,6 +45,15 @@ def test_a_webhook_gets_the_json_an_ntfy_topic_the_title_a_ping_a_get() -> None:
     assert (topic.method, topic.body) == ("POST", b"attempts 1, 2, 3")
     assert topic.headers["Title"] == "=?utf-8?q?aidd_caf=C3=A9=3A_stuck?="  # RFC 2047
     assert (ping.method, ping.path, ping.body) == ("GET", "/hb/start", b"")
+    assert topic.headers["Priority"] == "default"
+    assert "Tags" not in topic.headers
+
+
+def test_an_ntfy_topic_hears_a_failed_run_with_high_priority_and_a_tag() -> None:
+    with recorder() as server:
+        deliver(_job("ntfy", url=server.url + "/topic", priority="high", tags=["failed"]), {})
+    (topic,) = server.requests
+    assert (topic.headers["Priority"], topic.headers["Tags"]) == ("high", "failed")
 
 
 @pytest.mark.parametrize(("status", "retry"), [(404, False), (401, False), (429, True),

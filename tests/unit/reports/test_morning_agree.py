@@ -97,7 +97,9 @@ def figures(data: dict[str, Any]) -> list[str]:
                 *row["new"]]
     c = data["checkpoints"]
     out += [f"Checkpoints: {fmt.count(c['total'])}", c["first"], c["last"]]
-    out += [a["message"] for a in data["attention"]]
+    health = data["health"]
+    out += [health["verdict"], health["headline"],
+            *(f for r in health["reasons"] for f in (r["what"], r["next"]))]
     e = data["events"]
     out.append(f"{fmt.count(e['lines'])} read, {fmt.count(e['in_window'])} in the window, "
                f"{fmt.count(e['skipped'])} skipped")
@@ -139,6 +141,6 @@ def test_times_agree(forms: tuple[dict[str, Any], str, str]) -> None:
 def test_the_json_is_versioned_and_the_text_fits_100_columns(
         forms: tuple[dict[str, Any], str, str]) -> None:
     data, text, _ = forms
-    assert data["schema"] == SCHEMA_VERSION == 1
+    assert data["schema"] == SCHEMA_VERSION == 2
     assert max(len(line) for line in text.splitlines()) <= WIDTH
     assert data["attempts"]["total"] == len(data["attempts"]["list"]) == 9

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from datetime import timedelta
 
+from aidd.reports.health import Verdict
 from aidd.reports.morning.build import build_report
 from aidd.reports.morning.record import MorningReport
 from tests.unit.reports.night import Night
@@ -76,9 +77,15 @@ def test_the_gate_that_turned_red_and_the_checkpoints(report: MorningReport) -> 
     assert len(report.checkpoints) == 18
 
 
-def test_the_three_things_to_look_at_first(report: MorningReport) -> None:
-    assert [a.kind for a in report.attention] == ["budget_exhausted", "gate_red", "short_run"]
-    assert "ended after 1m 11s: fatal, exit 8" in report.attention[2].message
+def test_what_to_look_at_first_is_the_health_verdict_on_the_window(
+        report: MorningReport) -> None:
+    health = report.health
+    assert health.verdict is Verdict.FAILED
+    assert health.headline == "run ended fatal (exit 8): the agent CLI cannot be used"
+    assert [r.kind for r in health.reasons] == [
+        "ended_fatal", "provider_error", "hung", "budget", "gate_red", "features_left",
+        "long_waits"]
+    assert all(f"--project-dir {report.project_dir}" in r.next for r in health.reasons)
 
 
 def test_the_default_window_is_the_last_run(night: Night) -> None:

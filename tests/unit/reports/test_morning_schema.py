@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from aidd.project.paths import ProjectPaths
-from aidd.reports.morning import attention
+from aidd.reports import health
+from aidd.reports.healthtally import FAILURES
 from aidd.reports.morning.build import build_report
 from aidd.reports.morning.jsonform import SCHEMA_VERSION, report_json
 from aidd.reports.morning.record import MorningReport
@@ -33,7 +34,7 @@ def test_a_full_night_matches_the_documented_schema(report: MorningReport) -> No
     data = json.loads(json.dumps(report_json(report)))
     assert check(data, schema(), "report") == []
     assert data["schema"] == SCHEMA_VERSION
-    assert "version 1" in DOC.read_text().splitlines()[0]
+    assert f"version {SCHEMA_VERSION}" in DOC.read_text().splitlines()[0]
 
 
 def test_an_empty_report_matches_it_too(tmp_path: Path) -> None:
@@ -43,7 +44,9 @@ def test_an_empty_report_matches_it_too(tmp_path: Path) -> None:
     assert data["diffstat"] is None
 
 
-def test_every_kind_of_attention_is_documented() -> None:
-    kinds = set(re.findall(r'Attention\(\s*"(\w+)"', Path(attention.__file__).read_text()))
-    documented = schema()["attention"][0]["kind"].removeprefix("enum:").split("|")
-    assert kinds == set(documented)
+def test_every_kind_of_health_reason_is_documented() -> None:
+    kinds = set(re.findall(r'Reason\(\s*"(\w+)"', Path(health.__file__).read_text()))
+    kinds |= {kind for kind, _, _ in FAILURES.values()}
+    kinds |= {f"ended_{reason}" for reason in health._FAILED_ENDS}
+    documented = schema()["health"]["reasons"][0]["kind"].removeprefix("enum:").split("|")
+    assert sorted(kinds) == sorted(documented)

@@ -93,7 +93,7 @@ def test_a_run_without_run_end_is_running_or_was_killed(tmp_path: Path, running:
     report = build_report(night.paths, None, night.clock.now(), os.environ)
     (run,) = report.runs
     assert run.reason == ("running" if running else "no run_end")
-    kinds = [a.kind for a in report.attention]
+    kinds = [r.kind for r in report.health.reasons]
     assert ("run_died" in kinds) is not running
 
 

@@ -70,9 +70,10 @@ def test_without_git_the_run_warns_once_and_goes_on(loop: Loop) -> None:
     run = loop.run(success(), max_iterations=2, path="/nonexistent")
     assert run.code == 0
     assert len(run.session.requests) == 2
-    warnings = [e["message"] for e in run.named("warning") if "checkpoint" in e["message"]]
-    assert warnings == ["checkpoint 001 failed (git not found on PATH); no more checkpoints in "
-                        "this run"]
+    failed = [(e["label"], e["error"]) for e in run.named("checkpoint_failed")]
+    assert failed == [("001", "git not found on PATH")]
+    assert "checkpoint 001 failed (git not found on PATH); no more checkpoints in this run" \
+        in run.console
 
 
 def test_only_the_newest_runs_keep_their_checkpoints(loop: Loop) -> None:
