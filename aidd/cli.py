@@ -16,8 +16,8 @@ import click
 
 from aidd import __version__
 from aidd.config import Actions, Settings, color_wanted, load_settings
-from aidd.console import flush_standard, print_err, report_traceback
-from aidd.errors import AiddError, CrashReported, ExitCode, UsageError, shown
+from aidd.console import flush_standard, print_err, print_out, report_traceback
+from aidd.errors import EXIT_MEANINGS, AiddError, CrashReported, ExitCode, UsageError, shown
 from aidd.options import CLI_NAMES, OPTIONS, Kind, Option, OptionValueError, convert
 
 _ACTIONS = (
@@ -127,6 +127,12 @@ def _click_option(opt: Option) -> Any:
     return apply
 
 
+def _print_exit_codes(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        print_out("".join(f"{code:>3}  {meaning}\n" for code, meaning in EXIT_MEANINGS.items()))
+        ctx.exit()
+
+
 def _build_command() -> click.Command:
     def callback(**values: Any) -> dict[str, Any]:
         return values
@@ -141,6 +147,9 @@ def _build_command() -> click.Command:
                                 help=text)(callback)
     callback = click.option("--rollback", "rollback", metavar="CHECKPOINT", default=None,
                             help=_ROLLBACK_HELP)(callback)
+    callback = click.option("--help-exit-codes", is_flag=True, is_eager=True,
+                            expose_value=False, callback=_print_exit_codes,
+                            help="print what each exit code means, then exit")(callback)
     callback = click.version_option(__version__, "-v", "--version", prog_name="aidd",
                                     message="%(prog)s %(version)s")(callback)
     # No positional argument is taken; this one lets `aidd <TAB>` offer `fleet`, and a stray
@@ -153,7 +162,7 @@ def _build_command() -> click.Command:
         context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
         help="Run an AI coding-agent CLI unattended, in loops, on one project.",
         epilog="Many projects at once, on Temporal: aidd fleet --help (pip install "
-               "'aidd[fleet]'). Exit codes: README, section Exit codes. Effective settings and "
+               "'aidd[fleet]'). Exit codes: aidd --help-exit-codes. Effective settings and "
                "where each came from: aidd --show-config.",
     )(callback)
 

@@ -31,6 +31,35 @@ class ExitCode(IntEnum):
     TIMEOUT_OR_SIGNAL = 124  # result: wall-clock limit; exit: aidd got a signal
 
 
+# What each exit code means, as `aidd --help-exit-codes` prints it (the README's table says the
+# same; a test holds them together). The codes 4 and 5 are reserved and never produced.
+EXIT_MEANINGS: dict[int, str] = {
+    ExitCode.SUCCESS: "normal end: limits reached, mode done, stuck, only features waiting for "
+                      "a human review left; a one-shot's success",
+    ExitCode.GENERAL_ERROR: "general error: project locked by another aidd, template error, "
+                            "internal error",
+    ExitCode.INVALID_ARGS: "invalid arguments or configuration; spec needed but missing",
+    ExitCode.NOT_FOUND: "a named file or resource is missing (spec, project dir, roadmap, "
+                        "feature, audit)",
+    ExitCode.ABORTED: "stopped through .automaker/.stop (aidd --stop)",
+    ExitCode.VALIDATION_ERROR: "validation error (--check-features, audit definition, roadmap, "
+                               "platform)",
+    ExitCode.CLI_ERROR: "agent CLI missing or unusable without a human (e.g. authentication)",
+    ExitCode.BUDGET_EXHAUSTED: "a budget is exhausted (wall time, tokens, cost, daily)",
+    ExitCode.RUN_FAILED: "only with --strict-exit: the run would have exited 0, but its health "
+                         "verdict is failed",
+    ExitCode.NO_ASSISTANT: "result: no assistant output (an exit code only via --quit-on-abort)",
+    ExitCode.IDLE_TIMEOUT: "result: idle timeout, the agent killed as hung (exit: via "
+                           "--quit-on-abort)",
+    ExitCode.PROVIDER_ERROR: "result: provider error (exit: via --quit-on-abort)",
+    ExitCode.PROJECT_COMPLETE: "project complete (two-phase completion confirmed)",
+    ExitCode.RATE_LIMITED: "result only: rate limited (aidd sleeps and retries)",
+    ExitCode.NO_WORK: "result: no work (exit: via --quit-on-abort)",
+    ExitCode.TIMEOUT_OR_SIGNAL: "result: the attempt's wall-clock limit; exit: aidd interrupted "
+                                "by SIGINT, SIGTERM or SIGHUP",
+}
+
+
 @dataclass(frozen=True)
 class ResultName:
     key: str  # in machine output: the extraction's status (LOG-32), the report's chart class

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 import aidd
+from aidd.errors import EXIT_MEANINGS
 from aidd.options import OPTIONS
 from tests.conftest import FakeAgent
-from tests.integration.runs import RunAidd, tree_snapshot
+from tests.integration.runs import REPO, RunAidd, tree_snapshot
 
 # The flags of the spec's flag tables (cli.md, AC-3) with the default each one documents.
 SPEC_DEFAULTS = [
@@ -44,6 +45,23 @@ def test_version_and_help(run_aidd: RunAidd) -> None:
         assert flag in res.out
     assert "[default: 3600; env AIDD_TIMEOUT]" in res.out.replace("\n", " ").replace("  ", " ") \
         or "AIDD_TIMEOUT" in res.out
+
+
+def test_help_names_the_fleet_and_the_exit_codes(run_aidd: RunAidd) -> None:
+    """Issue 28 item 9: --help points to aidd fleet and the exit codes; --help-exit-codes
+    prints every code the README's table documents, with the same set of numbers."""
+    text = " ".join(run_aidd("--help").out.split())
+    assert "aidd fleet --help" in text
+    assert "aidd --help-exit-codes" in text
+    res = run_aidd("--help-exit-codes")
+    assert res.code == 0
+    printed = [int(line.split()[0]) for line in res.out.splitlines()]
+    assert printed == sorted(EXIT_MEANINGS)
+    readme = (REPO / "README.md").read_text()
+    table = readme[readme.index("## Exit codes"):readme.index("## Documentation")]
+    documented = {int(n) for row in re.findall(r"^\| ([0-9 /]+) \|", table, re.M)
+                  for n in row.split("/")}
+    assert documented == set(EXIT_MEANINGS)
 
 
 def test_version_and_help_name_every_flag_with_its_default(run_aidd: RunAidd) -> None:
