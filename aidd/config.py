@@ -83,6 +83,7 @@ class Settings:
     trust_project_config: bool
     rate_limit_buffer: int
     rate_limit_fallback: int
+    rate_limit_max_sleep: int  # seconds; caps the rate-limit sleep and the pacing pause
     max_wall_time: int | None  # seconds; None or 0: no budget (likewise below)
     max_tokens: int | None
     max_cost_usd: float | None
@@ -218,7 +219,7 @@ def _project_layer(project_file: Path, project_dir: Path, overridden: Mapping[st
 
 # The project's aidd.yaml is repository content (README "Security model"): it may tighten these
 # limits but not loosen or switch them off, unless the user trusts it (trust-project-config).
-_LOOSENING = ("timeout", "idle-timeout", "busy-timeout", "liveness")
+_LOOSENING = ("timeout", "idle-timeout", "busy-timeout", "liveness", "rate-limit-max-sleep")
 # Budgets and pacing from the user's config: the project may lower them, not raise or drop them.
 _BUDGETS = ("max-wall-time", "max-tokens", "max-cost-usd", "daily-max-cost-usd",
             "daily-max-tokens", "pace-at")
