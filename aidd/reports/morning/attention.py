@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from aidd.numbers import quantity as number
 from aidd.reports.morning import fmt
 from aidd.reports.morning.record import (
     AttemptRow,
@@ -18,7 +19,7 @@ from aidd.reports.morning.record import (
     RunRow,
     Window,
 )
-from aidd.reports.morning.tally import number, text
+from aidd.reports.morning.tally import text
 
 SHOWN = 3
 SHORT_RUN_S = 600  # a run that ends this fast, other than by completion or a stop, failed
