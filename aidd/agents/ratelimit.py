@@ -94,11 +94,11 @@ def find_reset(
             return datetime.fromtimestamp(stamp, zone), WakeSource.RATE_LIMIT_EVENT, ()
         notes = (f"resetsAt {shown(info.resets_at)} is not a time",)
     header, refused = _from_headers(info, now)
+    notes += refused
     if header is not None:
         return header, WakeSource.RETRY_AFTER, notes
     text = parse_reset_text(info.message, now, zone)
-    return text, (WakeSource.MESSAGE if text is not None else WakeSource.FALLBACK), (
-        notes + refused)
+    return text, (WakeSource.MESSAGE if text is not None else WakeSource.FALLBACK), notes
 
 
 def _from_headers(info: RateLimitInfo, now: datetime) -> tuple[datetime | None, tuple[str, ...]]:
