@@ -60,7 +60,8 @@ class BudgetKeeper:
         self.journal.say(f"budget exhausted: {found.budget.flag} {_limit(found)} reached "
                          f"({used}); exiting with 9", level="ERROR")
         self.journal.events.emit("budget_exhausted", budget=found.budget.value,
-                                 limit=found.limit, used=round(found.used, 6))
+                                 limit=found.limit, used=round(found.used, 6),
+                                 unknown_cost_of=None)
         return RunEnd(ExitCode.BUDGET_EXHAUSTED, EndReason.BUDGET,
                       f"{found.budget.flag} {_limit(found)} reached")
 
