@@ -65,12 +65,19 @@ def delay_s(value: Any) -> float | None:
     return _within(value, MAX_DELAY_S)
 
 
-def epoch_s(value: Any) -> float | None:
-    """A Unix time in seconds (milliseconds above 10**11), after 1970 and before year 5138."""
+def unix_s(value: Any) -> float | None:
+    """A Unix time in seconds (a git commit's), after 1970 and before year 5138."""
     number = _real(value)
-    if number is None or number <= 0 or number > _EPOCH_MS_MAX:
-        return None
-    return number / 1000 if number > _EPOCH_S_MAX else number
+    return number if number is not None and 0 < number <= _EPOCH_S_MAX else None
+
+
+def epoch_s(value: Any) -> float | None:
+    """A Unix time in seconds, or in milliseconds above 10**11 (claude's `resetsAt` is in
+    seconds, one reader of its docs says milliseconds; opencode's times are milliseconds)."""
+    number = _real(value)
+    if number is not None and _EPOCH_S_MAX < number <= _EPOCH_MS_MAX:
+        return number / 1000
+    return unix_s(number)
 
 
 def parsed(text: str) -> float | None:

@@ -22,18 +22,19 @@ from aidd.numbers import (
     parsed,
     quantity,
     shown,
+    unix_s,
 )
 
 NOT_NUMBERS = [None, True, False, "1", [1], {"a": 1}, math.nan, math.inf, -math.inf, 10**400]
 
 
-@pytest.mark.parametrize("read", [money, count, fraction, delay_s, epoch_s, quantity])
+@pytest.mark.parametrize("read", [money, count, fraction, delay_s, epoch_s, unix_s, quantity])
 @pytest.mark.parametrize("value", NOT_NUMBERS)
 def test_what_is_no_finite_number_is_none(read: Any, value: Any) -> None:
     assert read(value) is None
 
 
-@pytest.mark.parametrize("read", [money, count, fraction, delay_s, epoch_s, quantity])
+@pytest.mark.parametrize("read", [money, count, fraction, delay_s, epoch_s, unix_s, quantity])
 def test_negative_is_none(read: Any) -> None:
     assert read(-1) is None
     assert read(-0.001) is None
@@ -59,6 +60,8 @@ def test_a_unix_time_in_seconds_or_milliseconds() -> None:
     assert epoch_s(1_773_000_000_500) == 1_773_000_000.5  # milliseconds, as one doc has it
     assert epoch_s(0) is None
     assert epoch_s(1e20) is None  # neither: no datetime holds it
+    assert unix_s(1_773_000_000_500) is None  # a git commit time is in seconds only
+    assert unix_s(1_773_000_000) == 1_773_000_000
 
 
 def test_text_numbers_are_parsed_but_not_yet_checked() -> None:
