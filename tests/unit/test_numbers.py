@@ -3,8 +3,10 @@ finite, non-negative, in range, else None; never an exception."""
 
 from __future__ import annotations
 
+import ast
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -82,3 +84,19 @@ def test_json_safe_drops_every_non_finite_float() -> None:
     safe = json_safe(record)
     assert safe == {"a": None, "b": [1.5, None, {"c": None}], "d": [2, "x"], "e": None}
     json.dumps(safe, allow_nan=False)
+
+
+def test_no_other_module_keeps_its_own_finiteness_check() -> None:
+    """One owner (issue 27): a second `math.isfinite`/`isnan`/`isinf` is a second sanitiser, and
+    those drifted apart before (three had none, one read NaN as a cost)."""
+    package = Path(__file__).resolve().parents[2] / "aidd"
+    found = []
+    for path in package.rglob("*.py"):
+        if path.name == "numbers.py" and path.parent == package:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            name = node.attr if isinstance(node, ast.Attribute) else (
+                node.id if isinstance(node, ast.Name) else "")
+            if name in ("isfinite", "isnan", "isinf"):
+                found.append(f"{path.relative_to(package)}:{node.lineno}")
+    assert found == []
