@@ -13,6 +13,7 @@ from typing import Any
 
 from aidd.clock import Clock, SystemClock
 from aidd.fsio import open_file, read_file, write_all
+from aidd.numbers import json_safe
 
 SCHEMA_VERSION = 1
 # Hundreds of thousands of events: years of nights. A bigger file is not read (planted, or
@@ -52,7 +53,9 @@ class EventLog:
         for listener in list(self.listeners):
             with contextlib.suppress(Exception):  # never fatal (issue 16): the line is written
                 listener(record)
-        line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+        # Never NaN or Infinity, which are not JSON (issue 27): a non-finite float is null.
+        line = json.dumps(json_safe(record), ensure_ascii=False, default=str,
+                          allow_nan=False) + "\n"
         # read-write for one pread of the last byte (a torn line, issue 13 item 12)
         fd = open_file(self.root, self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
         try:

@@ -124,6 +124,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("rate-limit-buffer", Kind.SECONDS, 60, _L, "seconds added to a parsed reset time"),
     Option("rate-limit-fallback", Kind.SECONDS, 300, _L, "sleep when no reset time parses",
            minimum=1),
+    Option("rate-limit-max-sleep", Kind.DURATION, 21600, _L, "the longest rate-limit sleep or "
+           "--pace-at pause, whatever reset the CLI reports (6h, 90m or seconds)", minimum=1),
     Option("max-wall-time", Kind.DURATION, None, _B, "end the run with 9 after this long "
            "(8h, 90m, 1h30m or seconds), stopping an attempt in flight; 0 = none"),
     Option("max-tokens", Kind.INT, None, _B, "end the run with 9 once its attempts used this "
@@ -285,6 +287,8 @@ def _duration(opt: Option, raw: Any, _base: Path | None) -> int:
         raise OptionValueError(f"{shown(raw)} is not a duration (e.g. 8h, 90m, 1h30m or seconds)")
     if total > INT_MAX:
         raise OptionValueError(f"{shown(raw)} is longer than {INT_MAX} seconds")
+    if total < opt.minimum:
+        raise OptionValueError(f"must be at least {opt.minimum} seconds, got {shown(raw)}")
     return total
 
 

@@ -3,14 +3,15 @@ output yields (ADP-1). The session engine talks only to these types."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from enum import Enum
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 from aidd.agents.ratelimit import QuotaWindow, RateLimitInfo
+from aidd.numbers import shown
 
 
 class NudgeMethod(Enum):
@@ -30,6 +31,10 @@ class ErrorKind(Enum):
 
 
 _RANK = {kind: rank for rank, kind in enumerate(ErrorKind)}
+_Number = TypeVar("_Number", int, float)
+# The name a refused cost is noted under, whatever the CLI calls the field: the run looks for it
+# (an unknown cost it cannot estimate either ends a run that has a cost budget).
+COST_FIELD = "cost_usd"
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,18 @@ class Signals:
     quota: dict[str, QuotaWindow] = field(default_factory=dict)  # by window; the newest wins
     tokens: Tokens | None = None
     cost_usd: float | None = None
+    # Numbers the sanitiser refused (NaN, Infinity, negative, out of range), by field: the
+    # first value of each, for one warning after the attempt (issue 27).
+    refused: dict[str, str] = field(default_factory=dict)
+
+    def sane(self, read: Callable[[Any], _Number | None], value: Any,
+             name: str) -> _Number | None:
+        """`value` through `read`, a sanitiser of `aidd.numbers`; a value that is there but
+        refused is noted under `name` and reads as unknown (None)."""
+        number = read(value)
+        if number is None and value is not None:
+            self.refused.setdefault(name, shown(value))
+        return number
 
     def note_error(self, signal: ErrorSignal) -> None:
         """Keep the most important error seen (74 > fatal > 72 > 70)."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import math
 import re
 from collections.abc import Callable, Mapping
 from datetime import datetime, tzinfo
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from aidd.agents.base import (
+    COST_FIELD,
     AgentContext,
     ErrorKind,
     ErrorSignal,
@@ -25,7 +25,6 @@ from aidd.agents.base import (
 from aidd.agents.classify import AUTH_TEXT, claude_result_error_kind
 from aidd.agents.jsonlines import (
     as_dict,
-    as_float,
     as_int,
     as_status,
     cut,
@@ -38,6 +37,7 @@ from aidd.agents.jsonlines import (
     tokens_line,
 )
 from aidd.agents.ratelimit import QuotaWindow, RateLimitInfo
+from aidd.numbers import count, epoch_s, fraction, money
 
 # Printed instead of JSON when claude refuses to start: as root with
 # --dangerously-skip-permissions (without IS_SANDBOX=1), or nested inside another claude.
@@ -160,7 +160,7 @@ class StreamJsonParser:
             return []
         ident = str(message.get("id") or len(self._usage))
         first = ident not in self._usage
-        self._usage[ident] = _tokens(usage)
+        self._usage[ident] = _tokens(usage, self._signals)
         if not self._final_usage:
             self._signals.tokens = sum(self._usage.values(), Tokens())
         line = tokens_line(self._usage[ident]) if first else None
@@ -178,9 +178,9 @@ class StreamJsonParser:
     def _rate_limit(self, event: dict[str, Any]) -> list[str]:
         info = as_dict(event.get("rate_limit_info"))
         status = str(info.get("status") or "")
-        resets_at = as_float(info.get("resetsAt"))
+        resets_at = self._signals.sane(epoch_s, info.get("resetsAt"), "resetsAt")
         limit_type = str(info.get("rateLimitType") or "")
-        for window in _quota_windows(info):
+        for window in _quota_windows(info, self._signals):
             self._signals.quota[window.name] = window
         if status == "rejected":
             message = f"rate limit rejected ({limit_type or 'unknown'})"
@@ -200,7 +200,7 @@ class StreamJsonParser:
         text = str(event.get("result") or "")
         if is_error:
             return self._result_error(event, text)
-        cost = as_float(event.get("total_cost_usd"))
+        cost = money(event.get("total_cost_usd"))
         done = (f"done · {format_ms(event.get('duration_ms'))} · "
                 f"{as_int(event.get('num_turns'))} turns · ${cost or 0:.4f}")
         if not text.strip():
@@ -223,11 +223,11 @@ class StreamJsonParser:
     def _result_totals(self, event: dict[str, Any]) -> None:
         usage = event.get("usage")
         if isinstance(usage, dict):
-            self._signals.tokens = _tokens(usage)
+            self._signals.tokens = _tokens(usage, self._signals)
             self._final_usage = True
-        cost = as_float(event.get("total_cost_usd"))
-        if cost is not None:
-            self._signals.cost_usd = cost
+        raw = event.get("total_cost_usd")
+        if raw is not None:  # the session's total so far; a refused one: unknown (estimated)
+            self._signals.cost_usd = self._signals.sane(money, raw, COST_FIELD)
 
     def _local(self, epoch: float | None) -> str:
         if epoch is None:
@@ -259,29 +259,35 @@ def _interrupt_echo(event: dict[str, Any]) -> bool:
     return INTERRUPTED in texts
 
 
-def _quota_windows(info: dict[str, Any]) -> list[QuotaWindow]:
+def _quota_windows(info: dict[str, Any], signals: Signals) -> list[QuotaWindow]:
     """The windows a rate_limit_info reports with both their use and their reset: the limiting
     one at the top (`rateLimitType`, `utilization`, `resetsAt`) and each of `unifiedWindows`
-    (CLI 2.1.263+). An event without `utilization` (common for `allowed`) gives none."""
+    (CLI 2.1.263+). An event without `utilization` (common for `allowed`) gives none. resetsAt
+    is in seconds, as claude sends it; a reader's doc says milliseconds: the sanitiser takes
+    both."""
     found = [(info.get("rateLimitType"), info)]
     found += list(as_dict(info.get("unifiedWindows")).items())
     windows = []
     for name, raw in found:
         data = as_dict(raw)
-        used, resets = as_float(data.get("utilization")), as_float(data.get("resetsAt"))
-        if isinstance(name, str) and name and used is not None and resets is not None and (
-                math.isfinite(used) and math.isfinite(resets)):
-            # Seconds, as claude sends them; a reader's doc says milliseconds: take both.
-            windows.append(QuotaWindow(name, used, resets / 1000 if resets > 1e11 else resets))
+        if not isinstance(name, str) or not name or data.get("utilization") is None:
+            continue
+        used = signals.sane(fraction, data.get("utilization"), "utilization")
+        resets = signals.sane(epoch_s, data.get("resetsAt"), "resetsAt")
+        if used is not None and resets is not None:
+            windows.append(QuotaWindow(name, used, resets))
     return windows
 
 
-def _tokens(usage: dict[str, Any]) -> Tokens:
+def _tokens(usage: dict[str, Any], signals: Signals) -> Tokens:
+    def read(key: str) -> int:
+        return signals.sane(count, usage.get(key), key) or 0
+
     return Tokens(
-        input=as_int(usage.get("input_tokens")),
-        output=as_int(usage.get("output_tokens")),
-        cache_read=as_int(usage.get("cache_read_input_tokens")),
-        cache_write=as_int(usage.get("cache_creation_input_tokens")),
+        input=read("input_tokens"),
+        output=read("output_tokens"),
+        cache_read=read("cache_read_input_tokens"),
+        cache_write=read("cache_creation_input_tokens"),
     )
 
 

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from aidd.agents.base import Tokens
+from aidd.numbers import count
 
 _ANSI = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _SUMMARY_KEYS = ("file_path", "filePath", "path", "command", "pattern", "url", "query")
@@ -35,17 +36,8 @@ def as_dict(value: Any) -> dict[str, Any]:
 
 
 def as_int(value: Any) -> int:
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int | float):
-        return int(value)
-    return 0
-
-
-def as_float(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
+    """A count shown or classified (turns, a duration, a status), 0 when it is none."""
+    return count(value) or 0
 
 
 def as_status(value: Any) -> int | None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from aidd.agents.base import (
+    COST_FIELD,
     AgentContext,
     ErrorKind,
     ErrorSignal,
@@ -20,8 +21,6 @@ from aidd.agents.base import (
 from aidd.agents.classify import provider_error_kind
 from aidd.agents.jsonlines import (
     as_dict,
-    as_float,
-    as_int,
     as_status,
     cut,
     decode_event,
@@ -35,6 +34,7 @@ from aidd.agents.opencode_config import CONFIG as OPENCODE_CONFIG
 from aidd.agents.opencode_config import ensure_opencode_permissions
 from aidd.agents.ratelimit import RateLimitInfo
 from aidd.agents.sessions import export_argv, holds_user_message, list_argv, pick_session
+from aidd.numbers import count, money
 
 
 class RunJsonParser:
@@ -42,6 +42,7 @@ class RunJsonParser:
 
     def __init__(self) -> None:
         self._signals = Signals()
+        self._cost_refused = False
 
     @property
     def signals(self) -> Signals:
@@ -103,23 +104,33 @@ class RunJsonParser:
         part = as_dict(event.get("part"))
         raw = as_dict(part.get("tokens"))
         cache = as_dict(raw.get("cache"))
-        step = Tokens(
-            as_int(raw.get("input")),
-            as_int(raw.get("output")),
-            as_int(raw.get("reasoning")),
-            as_int(cache.get("read")),
-            as_int(cache.get("write")),
-        )
         signals = self._signals
+
+        def read(data: dict[str, Any], key: str, name: str) -> int:
+            return signals.sane(count, data.get(key), name) or 0
+
+        step = Tokens(read(raw, "input", "input"), read(raw, "output", "output"),
+                      read(raw, "reasoning", "reasoning"), read(cache, "read", "cache.read"),
+                      read(cache, "write", "cache.write"))
         signals.tokens = step if signals.tokens is None else signals.tokens + step
-        cost = as_float(part.get("cost"))
-        if cost is not None:
-            signals.cost_usd = (signals.cost_usd or 0.0) + cost
+        self._add_cost(part.get("cost"))
         if part.get("reason") != "tool-calls":  # the final step (ADP-39)
             signals.turns_ended += 1
             signals.last_turn_ok = True
         line = tokens_line(step)
         return [line] if line else []
+
+    def _add_cost(self, raw: Any) -> None:
+        """The attempt's cost is the sum of its steps'; once one is refused the sum is unknown
+        (then estimated from the tokens), whatever the later steps say."""
+        signals = self._signals
+        cost = signals.sane(money, raw, COST_FIELD)
+        if cost is None and raw is not None:
+            self._cost_refused = True
+        if self._cost_refused:
+            signals.cost_usd = None
+        elif cost is not None:
+            signals.cost_usd = (signals.cost_usd or 0.0) + cost
 
     def _error_event(self, event: dict[str, Any]) -> list[str]:
         raw = event.get("error")

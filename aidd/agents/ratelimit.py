@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from datetime import date, datetime, time, timedelta, tzinfo
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from email.utils import parsedate_to_datetime
 from enum import Enum
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from aidd.numbers import MAX_DELAY_S, delay_s, epoch_s, parsed, shown
 
 
 @dataclass(frozen=True)
 class RateLimitInfo:
     """Reset hints gathered from one attempt; the first value of each kind wins."""
 
-    resets_at: float | None = None  # claude rate_limit_info.resetsAt, Unix seconds
+    resets_at: float | None = None  # claude rate_limit_info.resetsAt, Unix seconds (unchecked)
     retry_after: str | None = None  # `retry-after` header: seconds or an HTTP date
     retry_after_ms: str | None = None  # `retry-after-ms` header
     message: str = ""  # the limit message of the CLI or provider
@@ -54,6 +56,9 @@ class Wake:
     source: WakeSource
     reset: datetime | None  # the parsed reset time, before the buffer
     message: str  # the limit message, at most 200 characters
+    # Reset hints aidd could not use (NaN, 1e20, negative, already past), each said once as a
+    # warning; the wake then comes from the next source, or the fallback (issue 27).
+    notes: tuple[str, ...] = ()
 
     def seconds_from(self, now: datetime) -> float:
         return max(0.0, (self.at - now).total_seconds())
@@ -62,49 +67,62 @@ class Wake:
 def wake_time(
     info: RateLimitInfo, now: datetime, zone: tzinfo, buffer_s: float, fallback_s: float
 ) -> Wake:
-    """Reset + buffer; a reset already past gives the buffer alone; nothing parsable, fallback."""
-    reset, source = find_reset(info, now, zone)
+    """Reset + buffer; a reset already past gives the buffer alone; nothing parsable, fallback.
+    A reset however far away gives a wake a datetime holds; the run caps the sleep itself
+    (--rate-limit-max-sleep)."""
+    reset, source, notes = find_reset(info, now, zone)
     message = info.message[:200]
     if reset is None:
-        return Wake(now + timedelta(seconds=fallback_s), WakeSource.FALLBACK, None, message)
-    return Wake(max(reset, now) + timedelta(seconds=buffer_s), source, reset, message)
+        at = now + timedelta(seconds=fallback_s)
+        return Wake(at, WakeSource.FALLBACK, None, message, notes)
+    ahead = min(max(0.0, (reset - now).total_seconds()), MAX_DELAY_S)
+    if reset < now:
+        notes += (f"the reset time {reset.isoformat()} ({source.value}) is already past",)
+    return Wake(now + timedelta(seconds=ahead + buffer_s), source, reset, message, notes)
 
 
 def find_reset(
     info: RateLimitInfo, now: datetime, zone: tzinfo
-) -> tuple[datetime | None, WakeSource]:
-    """The reset instant and where it came from; the first source found wins (ADP-45)."""
+) -> tuple[datetime | None, WakeSource, tuple[str, ...]]:
+    """The reset instant and where it came from; the first source found wins (ADP-45). The
+    numbers come from the agent's output: each goes through the sanitiser, and one refused is
+    noted, never a crash."""
+    notes: tuple[str, ...] = ()
     if info.resets_at is not None:
-        return datetime.fromtimestamp(info.resets_at, zone), WakeSource.RATE_LIMIT_EVENT
-    header = _from_headers(info, now)
+        stamp = epoch_s(info.resets_at)
+        if stamp is not None:
+            return datetime.fromtimestamp(stamp, zone), WakeSource.RATE_LIMIT_EVENT, ()
+        notes = (f"resetsAt {shown(info.resets_at)} is not a time",)
+    header, refused = _from_headers(info, now)
+    notes += refused
     if header is not None:
-        return header, WakeSource.RETRY_AFTER
+        return header, WakeSource.RETRY_AFTER, notes
     text = parse_reset_text(info.message, now, zone)
-    return text, (WakeSource.MESSAGE if text is not None else WakeSource.FALLBACK)
+    return text, (WakeSource.MESSAGE if text is not None else WakeSource.FALLBACK), notes
 
 
-def _from_headers(info: RateLimitInfo, now: datetime) -> datetime | None:
-    if info.retry_after_ms:
-        seconds = _number(info.retry_after_ms)
+def _from_headers(info: RateLimitInfo, now: datetime) -> tuple[datetime | None, tuple[str, ...]]:
+    notes: tuple[str, ...] = ()
+    for name, text, unit in (("retry-after-ms", info.retry_after_ms, 1000),
+                             ("retry-after", info.retry_after, 1)):
+        if not text:
+            continue
+        number = parsed(text)
+        if number is None and unit == 1:
+            return _http_date(text), notes
+        seconds = None if number is None else delay_s(number / unit)
         if seconds is not None:
-            return now + timedelta(seconds=seconds / 1000)
-    if info.retry_after:
-        seconds = _number(info.retry_after)
-        if seconds is not None:
-            return now + timedelta(seconds=seconds)
-        try:
-            return parsedate_to_datetime(info.retry_after.strip())
-        except (TypeError, ValueError, IndexError):
-            return None
-    return None
+            return now + timedelta(seconds=seconds), notes
+        notes += (f"{name} {shown(text)} is not a delay",)
+    return None, notes
 
 
-def _number(text: str) -> float | None:
+def _http_date(text: str) -> datetime | None:
     try:
-        value = float(text.strip())
-    except ValueError:
+        when = parsedate_to_datetime(text.strip())
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
-    return value if value >= 0 else None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)  # `-0000`: UTC
 
 
 _EPOCH = re.compile(r"\|\s*(\d{9,11})\b")
@@ -132,7 +150,8 @@ def parse_reset_text(text: str, now: datetime, zone: tzinfo) -> datetime | None:
 
 def _epoch(text: str, now: datetime, zone: tzinfo) -> datetime | None:
     match = _EPOCH.search(text)
-    return datetime.fromtimestamp(int(match.group(1)), zone) if match else None
+    stamp = epoch_s(int(match.group(1))) if match else None
+    return None if stamp is None else datetime.fromtimestamp(stamp, zone)
 
 
 def _iso(text: str, now: datetime, zone: tzinfo) -> datetime | None:
@@ -150,7 +169,8 @@ def _relative(text: str, now: datetime, zone: tzinfo) -> datetime | None:
     if not match:
         return None
     unit = match.group(2).lower()[0]
-    return now + timedelta(seconds=float(match.group(1)) * _UNIT_SECONDS[unit])
+    seconds = delay_s(float(match.group(1)) * _UNIT_SECONDS[unit])  # "in 1e30 hours": none
+    return None if seconds is None else now + timedelta(seconds=seconds)
 
 
 def _twelve_hour(text: str, now: datetime, zone: tzinfo) -> datetime | None:

@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from aidd.numbers import epoch_s
+
 LIST_LIMIT = 20  # sessions of other directories may share the project (all non-git dirs do)
 SLACK_MS = 2000  # clock granularity between aidd's start time and the CLI's `created`
 
@@ -68,12 +70,12 @@ def pick_session(listing: bytes, project_dir: Path, since_s: float) -> str | Non
     for row in rows if isinstance(rows, list) else []:
         if not isinstance(row, dict):
             continue
-        ident, created = row.get("id"), _number(row.get("created"))
+        ident, created = row.get("id"), epoch_s(row.get("created"))  # milliseconds
         if not isinstance(ident, str) or not ident or created is None:
             continue
         if _real(Path(str(row.get("directory") or ""))) != want:
             continue
-        if created + SLACK_MS >= since_s * 1000:
+        if created + SLACK_MS / 1000 >= since_s:
             found.append((created, ident))
     return max(found)[1] if found else None
 
@@ -84,8 +86,3 @@ def _real(path: Path) -> str:
     except OSError:
         return str(path)
 
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)

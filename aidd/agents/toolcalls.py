@@ -13,6 +13,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from aidd.numbers import count, delay_s, epoch_s, money
+
 
 class ToolKind(Enum):
     EDIT = "edit"
@@ -108,7 +110,7 @@ def _dict(value: Any) -> dict[str, Any]:
 
 
 def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    return count(value) or 0
 
 
 def _target(tool_input: dict[str, Any]) -> str | None:
@@ -135,13 +137,14 @@ class EventReader:
         self._calls: dict[str, Call] = {}
         self.errors: list[dict[str, Any]] = []
         self.cli_hint: str | None = None
-        self.first_ms: int | None = None
-        self.last_ms: int | None = None
-        self.duration_ms: int | None = None
+        self.first_s: float | None = None  # Unix seconds of the first and last timestamps
+        self.last_s: float | None = None
+        self.duration_ms: float | None = None
         self._claude_usage: dict[str, dict[str, Any]] = {}
         self._claude_result: dict[str, Any] | None = None
         self._step_tokens: list[dict[str, Any]] = []
         self._step_costs: list[float] = []
+        self._step_cost_refused = False  # one step's cost was refused: the sum is unknown
 
     @property
     def calls(self) -> list[Call]:
@@ -174,9 +177,10 @@ class EventReader:
         self._calls[f"text:{line}"] = Call(tool, kind, target[:_MAX_TARGET], line)
 
     def _timestamp(self, value: Any) -> None:
-        if isinstance(value, int) and not isinstance(value, bool):
-            self.first_ms = value if self.first_ms is None else self.first_ms
-            self.last_ms = value
+        stamp = epoch_s(value)  # opencode's are milliseconds; a forged 1e30 is none
+        if stamp is not None:
+            self.first_s = stamp if self.first_s is None else self.first_s
+            self.last_s = stamp
 
     def _add_call(self, key: str, line: int, tool: str, tool_input: dict[str, Any]) -> None:
         if key in self._calls:
@@ -227,8 +231,9 @@ class EventReader:
 
     def _result(self, line: int, obj: dict[str, Any]) -> None:
         self._claude_result = obj
-        if isinstance(obj.get("duration_ms"), int | float):
-            self.duration_ms = int(obj["duration_ms"])
+        duration_ms = delay_s(obj.get("duration_ms"))
+        if duration_ms is not None:
+            self.duration_ms = duration_ms
         if obj.get("is_error") is True:
             self._error(line, str(obj.get("result") or obj.get("subtype") or "error"))
 
@@ -249,8 +254,10 @@ class EventReader:
         tokens = part.get("tokens")
         if isinstance(tokens, dict):
             self._step_tokens.append(tokens)
-        if isinstance(part.get("cost"), int | float):
-            self._step_costs.append(float(part["cost"]))
+        cost = money(part.get("cost"))
+        if cost is not None:
+            self._step_costs.append(cost)
+        self._step_cost_refused |= cost is None and part.get("cost") is not None
 
     def _opencode_error(self, line: int, error: dict[str, Any]) -> None:
         data = _dict(error.get("data"))
@@ -269,9 +276,10 @@ class EventReader:
 
     def cost(self) -> float | None:
         if self._claude_result is not None:
-            value = self._claude_result.get("total_cost_usd")
-            return float(value) if isinstance(value, int | float) else None
-        return round(sum(self._step_costs), 6) if self._step_costs else None
+            return money(self._claude_result.get("total_cost_usd"))
+        if self._step_cost_refused or not self._step_costs:
+            return None
+        return round(sum(self._step_costs), 6)
 
 
 def _claude_tokens(usages: list[dict[str, Any]]) -> dict[str, int]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from aidd.numbers import money, shown
 from aidd.resources import package_data
 
 _PER = 1_000_000  # the table's prices are per million tokens
@@ -61,18 +62,23 @@ class Cost:
     usd: float | None  # None: unknown (no figure from the CLI, no price for the model)
     estimated: bool  # aidd's estimate from tokens and the price table, not the CLI's figure
     model: str | None  # the model priced: the one the CLI reported, else the one aidd asked for
+    refused: str | None = None  # the CLI's figure, refused by the sanitiser (NaN, < 0, huge)
 
 
 def attempt_cost(tokens: Mapping[str, int] | None, reported: float | None, model: str | None,
-                 table: PriceTable | None = None) -> Cost:
+                 table: PriceTable | None = None, refused: str | None = None) -> Cost:
     """The CLI's figure wins, but a figure of 0 for tokens is a CLI that knows no price
-    (opencode with a custom provider says 0): estimated when the table prices the model,
-    else unknown, never a made-up $0 (issue 16)."""
+    (opencode with a custom provider says 0): estimated when the table prices the model, else
+    unknown, never a made-up $0 (issue 16). A figure the sanitiser refuses (here, or `refused`
+    by the parser) is no figure: estimated, else unknown (issue 27)."""
+    figure = money(reported)
+    if figure is None and reported is not None:
+        refused = shown(reported)
     if not tokens or not any(tokens.values()):
-        return Cost(reported, False, model)
-    if reported:
-        return Cost(reported, False, model)
+        return Cost(figure, False, model, refused)
+    if figure:
+        return Cost(figure, False, model)
     price = (table or price_table()).find(model)
     if price is None:
-        return Cost(None, False, model)
-    return Cost(round(price.of(tokens), 6), True, model)
+        return Cost(None, False, model, refused)
+    return Cost(round(price.of(tokens), 6), True, model, refused)

@@ -4,7 +4,6 @@ skipped, never trusted into a crash)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from aidd.events import read_events
+from aidd.numbers import count, money
 
 
 @dataclass(frozen=True)
@@ -22,25 +22,10 @@ class Spent:
 
     def plus(self, tokens: Mapping[str, Any] | None, cost_usd: Any,
              estimated: Any = False) -> Spent:
-        counts = [v for v in (tokens or {}).values()
-                  if isinstance(v, int) and not isinstance(v, bool) and v >= 0]
-        dollars = _dollars(cost_usd)
+        counts = [count(v) or 0 for v in (tokens or {}).values()]
+        dollars = money(cost_usd) or 0.0
         return Spent(self.tokens + sum(counts), self.cost_usd + dollars,
                      self.estimated or (bool(dollars) and estimated is True))
-
-
-def _count(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
-
-
-def _dollars(value: Any) -> float:
-    if not _count(value):
-        return 0.0
-    try:
-        dollars = float(value)
-    except OverflowError:  # a planted 400-digit integer
-        return 0.0
-    return dollars if math.isfinite(dollars) else 0.0
 
 
 def spent_on(events: Path, day: date, zone: tzinfo) -> Spent:

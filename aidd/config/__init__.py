@@ -87,6 +87,7 @@ class Settings:
     trust_project_config: bool
     rate_limit_buffer: int
     rate_limit_fallback: int
+    rate_limit_max_sleep: int  # seconds; caps the rate-limit sleep and the pacing pause
     max_wall_time: int | None  # seconds; None or 0: no budget (likewise below)
     max_tokens: int | None
     max_cost_usd: float | None

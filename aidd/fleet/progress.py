@@ -17,6 +17,7 @@ from aidd.events import parse_event
 from aidd.fleet.gitrun import is_object_id
 from aidd.fleet.records import ENDS_KEPT, Progress
 from aidd.fsio import open_read
+from aidd.numbers import money
 from aidd.project.features import load_features
 from aidd.project.paths import ProjectPaths
 
@@ -81,9 +82,8 @@ def fold(progress: Progress, event: dict[str, Any]) -> Progress:
     if name == "iteration_start" and number is not None:
         return replace(progress, iteration=number)
     if name == "iteration_end":
-        cost = event.get("cost_usd")
         result = event.get("result") if _small(event.get("result")) else None
-        amount = cost if isinstance(cost, int | float) and not isinstance(cost, bool) else None
+        amount = money(event.get("cost_usd"))  # a forged NaN or -1e9 is an unknown cost
         by_result = dict(progress.by_result)
         if result is not None:
             by_result[str(result)] = by_result.get(str(result), 0) + 1

@@ -239,8 +239,8 @@ def _parse_time(text: str | None) -> datetime | None:
 
 
 def _timestamps(header: _Header, events: EventReader) -> dict[str, Any]:
-    start_text = header.values.get("start") or _iso_ms(events.first_ms)
-    end_text = header.values.get("end") or _iso_ms(events.last_ms)
+    start_text = header.values.get("start") or _iso(events.first_s)
+    end_text = header.values.get("end") or _iso(events.last_s)
     start, end = _parse_time(start_text), _parse_time(end_text)
     duration: float | None = None
     if start and end and (start.tzinfo is None) == (end.tzinfo is None):
@@ -256,10 +256,10 @@ def _timestamps(header: _Header, events: EventReader) -> dict[str, Any]:
     }
 
 
-def _iso_ms(ms: int | None) -> str | None:
-    if ms is None:
+def _iso(seconds: float | None) -> str | None:
+    if seconds is None:
         return None
-    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds")
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds")
 
 
 def _parse_duration(text: str) -> float | None:
@@ -356,7 +356,7 @@ def write_extraction(log_path: Path, failure_count: int | None = None) -> str | 
     try:
         root = log_path.parents[2]  # <root>/.automaker/iterations/NNN.log
         record = extract_log(log_path, failure_count, root=root)
-        text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+        text = json.dumps(record, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
         write_atomic(extraction_path(log_path), text.encode("utf-8", "replace"), mode=0o644,
                      root=root)
     # Extraction must never change a result or the exit code (LOG-30), whatever the log holds.

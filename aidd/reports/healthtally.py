@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aidd.errors import result_words
-from aidd.reports.morning.fmt import clean, integer, number, text
+from aidd.numbers import quantity as number
+from aidd.reports.morning.fmt import clean, integer, text
 
 # iteration_end reasons of a failed attempt -> (kind, what it is, the next step: {dir}
 # stands for `--project-dir DIR`, {log} for the last such attempt's log). A reason not listed

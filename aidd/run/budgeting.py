@@ -33,6 +33,9 @@ class BudgetKeeper:
             now = clock.now()
             self._days[now.date()] = spent_on(plan.paths.events, now.date(), now.tzinfo or UTC)
         self._windows: dict[str, tuple[int, QuotaWindow]] = {}  # the newest reading, by whom
+        # An attempt whose cost figure the sanitiser refused and nothing could estimate: its
+        # number and that figure. A cost budget cannot be kept past it (issue 27).
+        self._unpriced: tuple[int, str] | None = None
 
     def spent(self, attempt: Attempt, counters: Counters) -> None:
         """After every attempt, a rate-limited one too: its tokens were used as well."""
@@ -43,6 +46,8 @@ class BudgetKeeper:
                                                                 cost.estimated)
         for window in out.quota:
             self._windows[window.name] = (attempt.number, window)
+        if cost.usd is None and cost.refused is not None and self._unpriced is None:
+            self._unpriced = (attempt.number, cost.refused)
 
     def check(self, counters: Counters) -> RunEnd | None:
         """Before every attempt: the first budget used up ends the run with 9."""
@@ -50,20 +55,40 @@ class BudgetKeeper:
         today = self._days.get(self.clock.now().date(), Spent())
         found = exhausted(self.limits, self.clock.monotonic() - self.started_s, run, today)
         if found is None:
-            return None
+            return self._unpriced_end()
         used = _shown(found, run if found.budget is Budget.COST_USD else today)
         self.journal.say(f"budget exhausted: {found.budget.flag} {_limit(found)} reached "
                          f"({used}); exiting with 9", level="ERROR")
         self.journal.events.emit("budget_exhausted", budget=found.budget.value,
-                                 limit=found.limit, used=round(found.used, 6))
+                                 limit=found.limit, used=round(found.used, 6),
+                                 unknown_cost_of=None)
         return RunEnd(ExitCode.BUDGET_EXHAUSTED, EndReason.BUDGET,
                       f"{found.budget.flag} {_limit(found)} reached")
 
+    def _unpriced_end(self) -> RunEnd | None:
+        """A cost budget and an attempt of unknown cost whose CLI sent an impossible figure
+        (NaN, negative, huge): the budget can no longer be kept, so the run ends as if it were
+        used up. An honest unknown (no figure, no price) only leaves the cost uncounted."""
+        budget = Budget.COST_USD if self.limits.cost_usd else Budget.DAILY_COST_USD
+        limit = self.limits.cost_usd or self.limits.daily_cost_usd
+        if self._unpriced is None or not limit:
+            return None
+        number, figure = self._unpriced
+        self.journal.say(f"budget exhausted: {budget.flag} {limit:.2f} cannot be kept: attempt "
+                         f"{number:03d} reported the cost {figure}, and no price is known for its "
+                         "model; exiting with 9", level="ERROR")
+        self.journal.events.emit("budget_exhausted", budget=budget.value, limit=limit,
+                                 used=None, unknown_cost_of=number)
+        return RunEnd(ExitCode.BUDGET_EXHAUSTED, EndReason.BUDGET,
+                      f"{budget.flag} {limit:.2f} cannot be kept (cost of {number:03d} unknown)")
+
     def pace_due(self) -> tuple[int, QuotaWindow] | None:
-        """--pace-at: the attempt that reported a window used past the mark, and the window."""
+        """--pace-at: the attempt that reported a window used past the mark, and the window.
+        A reading is paused for once: a pause cut by --rate-limit-max-sleep does not repeat
+        until an attempt reports the window again."""
         windows = (window for _, window in self._windows.values())
         due = window_to_wait_for(windows, self.pace_at, self.clock.now().timestamp())
-        return None if due is None else (self._windows[due.name][0], due)
+        return None if due is None else (self._windows.pop(due.name)[0], due)
 
 
 def _limit(found: Exhausted) -> str:

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from aidd.agents.ratelimit import QuotaWindow
 from aidd.config import Settings
 from aidd.errors import ExitCode
+from aidd.numbers import epoch_s, shown
 from aidd.project.completion import (
     CompletionOutcome,
     CompletionState,
@@ -27,7 +28,7 @@ from aidd.run.auditphase import finished_report
 from aidd.run.iteration import Attempt
 from aidd.run.journal import Journal
 from aidd.run.lifecycle import Lifecycle
-from aidd.run.outcomes import COMPLETED, Counters, EndReason, RunEnd
+from aidd.run.outcomes import COMPLETED, Counters, EndReason, RunEnd, format_duration
 from aidd.run.phases import PhaseEnd, PhaseKind, PhaseState
 from aidd.run.preflight import RunPlan
 from aidd.session.outcome import Outcome, Reason
@@ -184,35 +185,71 @@ def stuck(plan: RunPlan, journal: Journal, state: PhaseState,
 def sleep_for_rate_limit(plan: RunPlan, journal: Journal, life: Lifecycle, counters: Counters,
                          attempt: Attempt) -> RunEnd | None:
     """Say until when, keep the log as NNN.ratelimited.log, sleep (a signal or `.stop` ends
-    the sleep and the run), then the same iteration runs again (SUP-50..52)."""
+    the sleep and the run), then the same iteration runs again (SUP-50..52). Never longer
+    than --rate-limit-max-sleep, whatever reset the CLI reported (issue 27)."""
     wake, clock = attempt.outcome.wake, life.clock
     # A rate-limited outcome always carries its wake time, the fallback included (SUP-51).
     assert wake is not None, "a rate-limited outcome without a wake time"
-    seconds = wake.seconds_from(clock.now())
-    journal.say(f"rate limited; sleeping until {wake.at.astimezone().strftime('%H:%M:%S')} "
-                f"({wake.source.value})", level="WARN")
-    journal.events.emit("rate_limit_sleep", number=attempt.number, until=wake.at.isoformat(),
-                 seconds=round(seconds, 3), source=wake.source.value,
-                 message=wake.message[:200] or None)
+    if wake.notes:
+        journal.warn("rate limit: " + "; ".join(wake.notes))
+    wait = _capped(plan.settings, wake.at, clock.now())
+    journal.say(f"rate limited; sleeping until {wait.until.astimezone().strftime('%H:%M:%S')} "
+                f"({wake.source.value}{wait.words(plan.settings)})", level="WARN")
+    journal.events.emit("rate_limit_sleep", number=attempt.number,
+                        until=wait.until.isoformat(), seconds=round(wait.seconds, 3),
+                        source=wake.source.value, message=wake.message[:200] or None,
+                        capped_from=wait.capped_from_iso)
     journal.close_log(renamed=".ratelimited.log")
     counters.rate_limit_sleeps += 1
-    return pause(life, counters, seconds)
+    return pause(life, counters, wait.seconds)
 
 
 def pace(plan: RunPlan, journal: Journal, life: Lifecycle, counters: Counters, number: int,
          window: QuotaWindow) -> RunEnd | None:
     """--pace-at: attempt `number` reported `window` used past the mark; pause until it resets
-    (plus --rate-limit-buffer), exactly as a rate-limit sleep pauses."""
+    (plus --rate-limit-buffer), exactly as a rate-limit sleep pauses, capped alike."""
     now, percent = life.clock.now(), window.utilization * 100
-    reset = datetime.fromtimestamp(window.resets_at, now.tzinfo)
-    until = reset + timedelta(seconds=plan.settings.rate_limit_buffer)
-    seconds = max(0.0, (until - now).total_seconds())
+    stamp = epoch_s(window.resets_at)
+    if stamp is None:
+        journal.warn(f"pacing: the {window.name} quota window's reset "
+                     f"{shown(window.resets_at)} is not a time; not pausing")
+        return None
+    reset = datetime.fromtimestamp(stamp, now.tzinfo)
+    wait = _capped(plan.settings, reset + timedelta(seconds=plan.settings.rate_limit_buffer), now)
     journal.say(f"pacing: the {window.name} quota window is {percent:.0f}% used (--pace-at "
                 f"{plan.settings.pace_at}); pausing until "
-                f"{until.astimezone().strftime('%H:%M:%S')}", level="WARN")
+                f"{wait.until.astimezone().strftime('%H:%M:%S')}{wait.words(plan.settings)}",
+                level="WARN")
     journal.events.emit("pace", number=number, utilization=round(percent, 1),
-                        window=window.name, until=until.isoformat(), seconds=round(seconds, 3))
-    return pause(life, counters, seconds)
+                        window=window.name, until=wait.until.isoformat(),
+                        seconds=round(wait.seconds, 3), capped_from=wait.capped_from_iso)
+    return pause(life, counters, wait.seconds)
+
+
+@dataclass(frozen=True)
+class _Wait:
+    until: datetime
+    seconds: float
+    capped_from: datetime | None  # the wake the reset asked for, when the cap cut it
+
+    @property
+    def capped_from_iso(self) -> str | None:
+        return None if self.capped_from is None else self.capped_from.isoformat()
+
+    def words(self, settings: Settings) -> str:
+        if self.capped_from is None:
+            return ""
+        return (f"; the reset asks for {self.capped_from.astimezone():%Y-%m-%d %H:%M}, cut to "
+                f"--rate-limit-max-sleep {format_duration(settings.rate_limit_max_sleep)}")
+
+
+def _capped(settings: Settings, until: datetime, now: datetime) -> _Wait:
+    """The wait until `until`, at most --rate-limit-max-sleep: a forged reset in 2100 would
+    otherwise sleep for 73 years."""
+    seconds, cap = max(0.0, (until - now).total_seconds()), settings.rate_limit_max_sleep
+    if seconds <= cap:
+        return _Wait(until, seconds, None)
+    return _Wait(now + timedelta(seconds=cap), float(cap), until)
 
 
 def pause(life: Lifecycle, counters: Counters, seconds: float) -> RunEnd | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from aidd.agents.base import COST_FIELD
 from aidd.audits.definitions import copy_definitions
 from aidd.budget.prices import Cost, attempt_cost
 from aidd.clock import Clock
@@ -90,7 +91,9 @@ class IterationRunner:
         outcome = self._run_attempt(self._request(state, number, selection, model, prompt, nudge))
         outcome = nowork.judge(plan.paths.root, journal, outcome, was,
                                self.checkpoints.record(number, "-end"))
-        cost = attempt_cost(outcome.tokens, outcome.cost_usd, outcome.model or model)
+        cost = attempt_cost(outcome.tokens, outcome.cost_usd, outcome.model or model,
+                            refused=dict(outcome.refused).get(COST_FIELD))
+        self._warn_refused(number, outcome, cost)
         for line in trailer_lines(plan, state, number, outcome, cost, self.clock.now()):
             log.plain(line)
         self._record_end(number, outcome, cost)
@@ -171,6 +174,21 @@ class IterationRunner:
             self._files_warned = True  # said once: the other signals still work
             self.journal.warn(f"liveness: {files.problem}; file changes are not a sign of life")
         return files.last_change
+
+    def _warn_refused(self, number: int, outcome: SessionOutcome, cost: Cost) -> None:
+        """Numbers of the agent's output the sanitiser refused: one warning for the attempt."""
+        refused = dict(outcome.refused)
+        if cost.refused is not None:
+            refused.setdefault(COST_FIELD, cost.refused)
+        if not refused:
+            return
+        listed = ", ".join(f"{name} {value}" for name, value in refused.items())
+        fate = ""
+        if COST_FIELD in refused:
+            fate = ("; its cost is estimated from its tokens" if cost.estimated else
+                    "; its cost is unknown")
+        self.journal.warn(f"attempt {number:03d}: the agent reported numbers aidd cannot use "
+                          f"({listed}), taken as unknown{fate}")
 
     def _record_end(self, number: int, outcome: SessionOutcome, cost: Cost) -> None:
         journal, log = self.journal, self.journal.log

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from aidd.errors import ExitCode
+from aidd.numbers import count, money
 
 
 class EndReason(Enum):
@@ -62,7 +63,8 @@ class Counters:
     def add_usage(self, tokens: dict[str, int] | None, cost: float | None,
                   estimated: bool = False) -> None:
         for key, value in (tokens or {}).items():
-            self.tokens[key] = self.tokens.get(key, 0) + int(value)
+            self.tokens[key] = self.tokens.get(key, 0) + (count(value) or 0)
+        cost = money(cost)
         if cost is not None:
             self.cost_usd = (self.cost_usd or 0.0) + cost
             self.cost_estimated = self.cost_estimated or estimated

@@ -80,6 +80,8 @@ class SessionOutcome:
                        reason=Reason.NO_WORK)
     model: str | None = None  # the model the CLI said it used, when it says (claude)
     quota: tuple[QuotaWindow, ...] = ()  # the provider's quota windows as last reported
+    # Numbers of the CLI's output the sanitiser refused: (field, the value shown), first of each.
+    refused: tuple[tuple[str, str], ...] = ()
 
 
 _ERROR_VERDICTS = {

@@ -384,4 +384,5 @@ class _Attempt:
             nudges=self.nudger.count, launches=self.launches,
             tool_calls=signals.tool_calls if signals.json_seen else None,
             assistant_chars=signals.assistant_chars, model=signals.model,
-            quota=tuple(signals.quota.values()))
+            quota=tuple(signals.quota.values()),
+            refused=tuple(signals.refused.items()))

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import UTC, timedelta
 from pathlib import Path
 
-from aidd.agents.ratelimit import QuotaWindow, Wake, WakeSource
+from aidd.agents.ratelimit import QuotaWindow, RateLimitInfo, Wake, WakeSource, wake_time
 from aidd.errors import ExitCode
 from aidd.session.outcome import Outcome, Reason, SessionOutcome
 from aidd.session.request import AttemptRequest
@@ -28,6 +28,9 @@ class Turn:
     edit: Edit | None = None  # runs in the project while the "agent" works
     during: Callable[[AttemptRequest], None] | None = None  # e.g. a stop request or a signal
     wake_in_s: float | None = None  # rate limited: retry after this long
+    # rate limited: the `resetsAt` the CLI reported, raw (Unix seconds, or NaN, or 1e20): the
+    # wake comes from the real `wake_time`, as the session runner's does
+    resets_at: float | None = None
     message: str | None = None
     tool_calls: int | None = 1  # a scripted agent works unless the test says it did nothing
     assistant_chars: int = 40
@@ -60,6 +63,11 @@ def rate_limited(wake_in_s: float, **kw: object) -> Turn:
                 wake_in_s=wake_in_s, **kw)  # type: ignore[arg-type]
 
 
+def rate_limited_until(resets_at: float, **kw: object) -> Turn:
+    return Turn(ExitCode.RATE_LIMITED, Outcome.RATE_LIMITED, Reason.RATE_LIMITED,
+                resets_at=resets_at, **kw)  # type: ignore[arg-type]
+
+
 def fatal(message: str) -> Turn:
     return Turn(ExitCode.CLI_ERROR, Outcome.FATAL, Reason.FATAL, message=message)
 
@@ -85,6 +93,10 @@ class FakeSession:
         if turn.wake_in_s is not None:
             at = self.clock.now() + timedelta(seconds=turn.wake_in_s)
             wake = Wake(at, WakeSource.RETRY_AFTER, None, "slow down")
+        if turn.resets_at is not None:
+            wake = wake_time(RateLimitInfo(resets_at=turn.resets_at, message="limit reached"),
+                             self.clock.now(), UTC, request.rate_limit_buffer_s,
+                             request.rate_limit_fallback_s)
         now_s = self.clock.now().timestamp()
         quota = tuple(QuotaWindow(w.name, w.utilization, now_s + w.resets_at) for w in turn.quota)
         return SessionOutcome(

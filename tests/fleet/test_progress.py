@@ -214,3 +214,13 @@ def test_forged_events_cannot_swell_the_progress() -> None:
     assert progress.by_result == {}
     assert progress.ended == 50
     assert len(progress.ends) == ENDS_KEPT
+
+
+def test_a_forged_cost_is_an_unknown_one() -> None:
+    """events.jsonl is the agent's to write too: NaN, Infinity or a negative cost is no cost
+    (issue 27), so the heartbeat's total stays a number."""
+    progress = Progress()
+    for cost in (float("nan"), float("inf"), -1e9, 0.25):
+        progress = fold(progress, {"event": "iteration_end", "number": 1, "result": 0,
+                                   "cost_usd": cost})
+    assert (progress.cost_usd, progress.costs_unknown) == (0.25, 3)

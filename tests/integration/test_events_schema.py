@@ -317,7 +317,9 @@ def test_budget_and_pace(run_aidd: RunAidd, env: dict[str, str], fake_agent: Fak
     """A quota window at 90% pauses the run until it resets; the second attempt's tokens
     exhaust --max-tokens."""
     limit = {"type": "rate_limit_event", "rate_limit_info": {
-        "status": "allowed_warning", "resetsAt": int(time.time()) + 4,
+        # 10 s: the window must not have reset before the attempt ends (3 s of set-up seen on
+        # a loaded machine), and the run pauses until it does
+        "status": "allowed_warning", "resetsAt": int(time.time()) + 10,
         "rateLimitType": "five_hour", "utilization": 0.9}}
     fake_agent.script([{"init": True}, {"json": limit}, {"say": "done"}, {"result": {}}],
                       [{"init": True}, {"say": "done"}, {"result": {}}])

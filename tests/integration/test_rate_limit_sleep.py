@@ -49,8 +49,9 @@ def test_claude_rate_limit_sleep_until(env: dict[str, str], fake_agent: FakeAgen
                           "result": "You've hit your limit · resets 2am (Europe/Berlin)"}},
               {"exit": 1}]
     fake_agent.script(limit)
+    # 2am Berlin may be up to a day away: past the default 6 h cap (--rate-limit-max-sleep)
     with started(env, tmp_path, "--project-dir", str(project), "--cli", "claude-code",
-                 "--rate-limit-buffer", "60", *LIMITS) as proc:
+                 "--rate-limit-buffer", "60", "--rate-limit-max-sleep", "1d", *LIMITS) as proc:
         wait_for(has_event(project, "rate_limit_sleep"))
         asked = time.monotonic()
         (project / ".automaker" / ".stop").write_text("now\n")
@@ -166,3 +167,22 @@ def test_rate_limit_pauses_and_retries_the_same_iteration(scenario: MakeScenario
     starts = s.named("iteration_start")
     assert [e["index"] for e in starts] == [starts[0]["index"]] * 2
     assert s.events()[-1]["iterations"] == 1
+
+
+def test_a_reset_in_2100_sleeps_the_cap_and_says_so(env: dict[str, str], fake_agent: FakeAgent,
+                                                     project: Path, tmp_path: Path) -> None:
+    """Issue 27: a forged `resetsAt` in 2100 made aidd sleep 73 years; now --rate-limit-max-sleep
+    (6 h by default) cuts it, on the line and in the event."""
+    fake_agent.script([{"init": True}, {"json": {"type": "rate_limit_event", "rate_limit_info": {
+        "status": "rejected", "resetsAt": 4_102_444_800, "rateLimitType": "five_hour"}}},
+        {"result": {"is_error": True, "api_error_status": 429, "result": "limit"}}, {"exit": 1}])
+    with started(env, tmp_path, "--project-dir", str(project), "--cli", "claude-code",
+                 *LIMITS) as proc:
+        wait_for(has_event(project, "rate_limit_sleep"))
+        (project / ".automaker" / ".stop").write_text("now\n")
+        assert proc.wait(timeout=30) == 6
+    (sleep,) = events(project, "rate_limit_sleep")
+    assert sleep["seconds"] <= 6 * 3600
+    assert sleep["capped_from"].startswith("2100-01-01T")
+    assert file_has(project / ".automaker" / "iterations" / "001.ratelimited.log",
+                    "cut to --rate-limit-max-sleep 6h 0m 0s")()

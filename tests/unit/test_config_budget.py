@@ -91,3 +91,21 @@ def test_the_project_may_not_raise_or_drop_the_users_budget(tmp_path: Path, user
     trusted = _settings(tmp_path, user=f"{user}\ntrust-project-config: true\n",
                         project=project + "\n")
     assert getattr(trusted, key.replace("-", "_")) is not None
+
+
+def test_the_rate_limit_sleep_cap() -> None:
+    """--rate-limit-max-sleep (issue 27): a duration, 6h by default, never 0 (no cap at all)."""
+    cap = BY_NAME["rate-limit-max-sleep"]
+    assert cap.default == 6 * 3600
+    assert [convert(cap, v) for v in ("6h", "90m", 600)] == [21600, 5400, 600]
+    with pytest.raises(OptionValueError, match="at least 1"):
+        convert(cap, "0")
+
+
+def test_the_project_may_shorten_the_sleep_cap_not_lengthen_it(tmp_path: Path) -> None:
+    assert _settings(tmp_path, project="rate-limit-max-sleep: 1h\n").rate_limit_max_sleep == 3600
+    with pytest.raises(UsageError, match="loosens supervision"):
+        _settings(tmp_path, project="rate-limit-max-sleep: 30d\n")
+    trusted = "trust-project-config: true\n"
+    assert _settings(tmp_path, user=trusted,
+                     project="rate-limit-max-sleep: 2d\n").rate_limit_max_sleep == 172800

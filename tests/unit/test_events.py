@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -99,3 +100,20 @@ def test_load_events_says_why_a_file_was_not_read(tmp_path: Path) -> None:
     read = load_events(path)
     assert read.events == []
     assert read.error
+
+
+def test_no_nan_or_infinity_is_ever_written(tmp_path: Path) -> None:
+    """Before: a forged cost of NaN was written as a bare `NaN`, which is not JSON (issue 27)."""
+    path = tmp_path / "events.jsonl"
+    log = EventLog(path, "run-1", clock=FakeClock())
+    log.emit("iteration_end", cost_usd=float("nan"), used=float("inf"),
+             tokens={"input": float("-inf"), "output": 3}, seconds=[1.5, float("nan")])
+
+    def refuse(word: str) -> None:
+        raise AssertionError(f"events.jsonl holds {word}")
+
+    (line,) = path.read_text().splitlines()
+    event = json.loads(line, parse_constant=refuse)
+    assert (event["cost_usd"], event["used"]) == (None, None)
+    assert event["tokens"] == {"input": None, "output": 3}
+    assert event["seconds"] == [1.5, None]

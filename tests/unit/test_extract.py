@@ -434,3 +434,32 @@ def test_a_log_the_agent_swapped_for_a_fifo_or_a_link_out_is_a_warning_at_once(
     assert warning is not None
     assert warning.startswith("could not extract 007.log: ")
     assert not (iterations / "007.json").exists()
+
+
+def test_forged_numbers_make_no_nan_and_no_failed_extraction(tmp_path: Path) -> None:
+    """NNN.json is strict JSON and still written when the agent's output holds NaN, Infinity
+    or a timestamp no date holds (issue 27)."""
+    _, iterations = _project(tmp_path)
+    lines = [
+        _j({"type": "step_finish", "sessionID": "ses_1", "timestamp": 10**30,
+            "part": {"type": "step-finish", "cost": 0.25, "tokens": {"input": 5}}}),
+        _j({"type": "step_finish", "sessionID": "ses_1", "timestamp": 1_795_000_000_000,
+            "part": {"type": "step-finish", "cost": float("nan"),
+                     "tokens": {"input": float("inf"), "output": 2}}}),
+    ]
+    log = _write_log(iterations / "003.log", lines)
+    assert write_extraction(log) is None
+    data = json.loads((iterations / "003.json").read_text(),
+                      parse_constant=lambda word: pytest.fail(f"NNN.json holds {word}"))
+    assert data["costUsd"] is None  # one step's cost is unknown: so is the sum
+    assert data["tokens"]["input"] == 5
+    assert data["timestamps"]["start"] == "2026-11-18T11:06:40.000+00:00"
+
+
+def test_a_forged_claude_result_cost_is_null(tmp_path: Path) -> None:
+    _, iterations = _project(tmp_path)
+    result = {"type": "result", "session_id": "s", "subtype": "success", "is_error": False,
+              "duration_ms": float("nan"), "total_cost_usd": -40, "usage": {}}
+    log = _write_log(iterations / "004.log", [_j(result)])
+    assert write_extraction(log) is None
+    assert json.loads((iterations / "004.json").read_text())["costUsd"] is None

@@ -91,8 +91,10 @@ RESULT_CODES = frozenset(int(code) for code in ExitCode if code > 5)
 _CODE_NAMES = re.compile(r"EXIT|CODE|RESULT|STATUS", re.IGNORECASE)
 _SMALL = 64  # the exit codes below this are also everyday numbers (10 seconds)
 
-# Turning a number read from the agent or a project file into money, tokens or a time: the
-# sanitiser's module, added with it (another branch of issue 27).
+# Turning a number read from the agent or a project file into money, tokens or a time:
+# aidd.numbers, the one sanitiser (finite, non-negative, in range, else unknown).
+NUMBERS_OWNER = "aidd.numbers"
+_FINITENESS = frozenset({"isfinite", "isnan", "isinf"})
 
 
 @functools.cache
@@ -250,3 +252,18 @@ def test_every_allowance_is_still_used(allowed: dict[str, str]) -> None:
         id(TERMINAL_ALLOWED): lambda m: "sys.std" in MODULES[m].read_text(),
     }[id(allowed)]
     assert sorted(m for m in allowed if not uses(m)) == []
+
+
+def test_only_the_sanitiser_judges_a_number() -> None:
+    """A second `math.isfinite`/`isnan`/`isinf` is a second sanitiser; those drifted apart
+    before (three had none, one read NaN as a cost: issue 27 items 5, 6)."""
+    found = {}
+    for module in MODULES:
+        if module == NUMBERS_OWNER:
+            continue
+        lines = [node.lineno for node in ast.walk(_tree(module))
+                 if (node.attr if isinstance(node, ast.Attribute) else
+                     node.id if isinstance(node, ast.Name) else "") in _FINITENESS]
+        if lines:
+            found[module] = lines
+    assert found == {}

@@ -1,11 +1,10 @@
 """How the morning report writes a figure, one function each, used by the text and the HTML
 alike (so they agree), `clean` for every string that came from the project, and the readers
-of an untrusted event's fields (`integer`, `number`, `text`)."""
+of an untrusted event's fields (`integer`, `text`; numbers go through aidd.numbers)."""
 
 from __future__ import annotations
 
 import functools
-import math
 import re
 from datetime import datetime
 from typing import Any, Protocol
@@ -38,13 +37,6 @@ def clean(value: str, limit: int = 200) -> str:
 # these run a few hundred thousand times a report.
 def integer(value: Any) -> int | None:
     return value if type(value) is int else None
-
-
-def number(value: Any) -> float | None:
-    """A finite number of a sane size (JSON may carry NaN, Infinity or 1e308)."""
-    kind = type(value)
-    ok = (kind is float and math.isfinite(value)) or kind is int
-    return float(value) if ok and -1e15 < value < 1e15 else None
 
 
 def text(value: Any, limit: int = 200) -> str | None:

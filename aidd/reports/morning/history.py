@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from aidd.numbers import unix_s
 from aidd.project import jsonfile
 from aidd.project.checkpoints import INDEX, CheckpointError, CheckpointStore
 from aidd.project.featurestate import is_done
@@ -178,8 +179,9 @@ class GitView:
         for line in (out or b"").decode("utf-8", "replace").splitlines():
             sha, _, rest = line.partition(" ")
             stamp_s, _, subject = rest.partition(" ")
-            if HEX.match(sha) and stamp_s.isdigit():
-                commits.append(Commit(sha, datetime.fromtimestamp(int(stamp_s), UTC),
+            when = unix_s(int(stamp_s)) if stamp_s.isdigit() else None  # planted: year 318857
+            if HEX.match(sha) and when is not None:
+                commits.append(Commit(sha, datetime.fromtimestamp(when, UTC),
                                       clean(subject, 100)))
         return sorted(commits, key=lambda c: c.at)
 

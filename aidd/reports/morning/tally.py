@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from aidd.reports.morning.fmt import clean, integer, number, text
+from aidd.numbers import count, delay_s, money
+from aidd.reports.morning.fmt import clean, integer, text
 from aidd.reports.morning.record import AttemptRow, CheckpointRow, GateRow, Pauses, Usage
 
 TOKEN_KINDS = ("input", "output", "reasoning", "cache_read", "cache_write")
-_TOKENS_CAP = 1 << 53  # a count JSON numbers still hold exactly
 HEX = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")  # a commit id, and nothing git could misread
 
 
@@ -97,7 +97,7 @@ class Tally:
         seen.ended_at = at
         seen.reason = text(event.get("reason")) or "unknown"
         seen.exit_code = integer(event.get("exit_code"))
-        seen.duration_s = number(event.get("duration_s"))
+        seen.duration_s = delay_s(event.get("duration_s"))
 
     def _iteration_start(self, run: str, event: dict[str, Any], at: datetime) -> None:
         num = integer(event.get("number"))
@@ -110,11 +110,11 @@ class Tally:
             return
         started, kind = self._starts.pop((run, num), (None, None))
         if started is None:
-            started = at - timedelta(seconds=number(event.get("duration_s")) or 0.0)
+            started = at - timedelta(seconds=delay_s(event.get("duration_s")) or 0.0)
         outcome = text(event.get("outcome")) or "unknown"
         reason = text(event.get("reason")) or "unknown"
         tokens = _tokens(event.get("tokens"))
-        cost = number(event.get("cost_usd"))
+        cost = money(event.get("cost_usd"))
         estimated = event.get("cost_estimated") is True
         self.attempts.append(AttemptRow(run, num, started, at, result, outcome, reason, kind,
                                         sum(tokens.values()), cost, estimated))
@@ -136,11 +136,11 @@ class Tally:
 
     def _rate_limit(self, run: str, event: dict[str, Any], at: datetime) -> None:
         self.rate_limits += 1
-        self.rate_limit_s += max(0.0, number(event.get("seconds")) or 0.0)
+        self.rate_limit_s += delay_s(event.get("seconds")) or 0.0
 
     def _pace(self, run: str, event: dict[str, Any], at: datetime) -> None:
         self.paces += 1
-        self.pace_s += max(0.0, number(event.get("seconds")) or 0.0)
+        self.pace_s += delay_s(event.get("seconds")) or 0.0
 
     def _baseline(self, run: str, event: dict[str, Any], at: datetime) -> None:
         commands = event.get("commands")
@@ -204,7 +204,7 @@ def _tokens(value: Any) -> dict[str, int]:
     if type(value) is not dict:
         return {}
     return {key: amount for key in TOKEN_KINDS
-            if type(amount := value.get(key)) is int and 0 <= amount < _TOKENS_CAP}
+            if (amount := count(value.get(key))) is not None}
 
 
 _Handler = Callable[[Tally, str, dict[str, Any], datetime], None]

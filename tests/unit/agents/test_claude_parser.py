@@ -275,3 +275,52 @@ def test_the_measured_event_gives_both_windows() -> None:
     assert lines == []  # `allowed`: nothing to show
     assert {n: (w.utilization, w.resets_at) for n, w in parser.signals.quota.items()} == {
         "five_hour": (0.91, 1795584540), "seven_day": (0.42, 1795840140)}
+
+
+# -- numbers the CLI prints are untrusted (issue 27) ---------------------------------------------
+@pytest.mark.parametrize("forged", [float("nan"), float("inf"), -50.0, 1e300, 10**400, True])
+def test_an_impossible_cost_is_unknown_and_noted(forged: Any) -> None:
+    raw = json.dumps(result(total_cost_usd=0)).replace('"total_cost_usd": 0',
+                                                       f'"total_cost_usd": {json.dumps(forged)}')
+    parser, lines = feed(result(total_cost_usd=2.0), raw)
+    signals = parser.signals
+    assert signals.cost_usd is None  # not 2.0 (the total so far), not NaN: estimated later
+    assert list(signals.refused) == ["cost_usd"]
+    assert signals.turns_ended == 2  # the line still counts: only its number is refused
+    assert lines[-2] == "done · 1m 5s · 3 turns · $0.0000"
+
+
+def test_impossible_token_counts_read_as_none_and_the_line_is_kept() -> None:
+    usage = {"input_tokens": float("nan"), "output_tokens": -4, "cache_read_input_tokens": 1e30,
+             "cache_creation_input_tokens": 7}
+    parser, _ = feed(result(usage=usage, duration_ms=float("inf"), num_turns=float("nan")))
+    assert parser.signals.tokens == Tokens(cache_write=7)
+    assert parser.signals.turns_ended == 1
+    assert set(parser.signals.refused) == {"input_tokens", "output_tokens",
+                                           "cache_read_input_tokens"}
+
+
+@pytest.mark.parametrize("forged", [1e20, float("nan"), -1, "soon", 10**400])
+def test_an_impossible_reset_is_no_reset_and_never_raises(forged: Any) -> None:
+    info = {"status": "rejected", "rateLimitType": "five_hour", "resetsAt": forged,
+            "utilization": 1.0}
+    parser, lines = feed(_limit_event(**info))
+    assert parser.signals.error is not None
+    assert parser.signals.error.kind is ErrorKind.RATE_LIMIT
+    assert parser.signals.rate_limit.resets_at is None
+    assert parser.signals.quota == {}  # a window without a time is no reading
+    assert lines == ["rate limit: rejected five_hour, resets unknown"]
+    assert "resetsAt" in parser.signals.refused
+
+
+def test_a_reset_in_milliseconds_is_read_as_seconds_for_the_sleep_too() -> None:
+    parser, _ = feed(_limit_event(status="rejected", resetsAt=1_773_000_000_000))
+    assert parser.signals.rate_limit.resets_at == 1_773_000_000
+    assert parser.signals.refused == {}
+
+
+def test_an_impossible_utilization_is_no_reading() -> None:
+    parser, _ = feed(_limit_event(status="allowed_warning", rateLimitType="five_hour",
+                                  resetsAt=1_773_000_000, utilization=float("nan")))
+    assert parser.signals.quota == {}
+    assert list(parser.signals.refused) == ["utilization"]

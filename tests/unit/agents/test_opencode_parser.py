@@ -167,3 +167,20 @@ def test_garbage_never_raises() -> None:
     assert parser.signals.error is not None  # the malformed error event is still an error
     assert parser.signals.error.kind is ErrorKind.PROVIDER
     assert "error: Error:" in lines
+
+
+# -- numbers the CLI prints are untrusted (issue 27) ---------------------------------------------
+@pytest.mark.parametrize("forged", [float("nan"), float("-inf"), -0.5, 1e12])
+def test_one_impossible_step_cost_makes_the_attempts_cost_unknown(forged: float) -> None:
+    parser, _ = feed(finish("tool-calls", cost=0.25), finish(cost=forged), finish(cost=0.25))
+    assert parser.signals.cost_usd is None  # never 0.5: the forged step cost something too
+    assert list(parser.signals.refused) == ["cost_usd"]
+    assert parser.signals.turns_ended == 2
+
+
+def test_impossible_step_tokens_count_nothing_and_the_step_still_ends() -> None:
+    parser, lines = feed(finish(input=float("nan"), output=-20, cache={"read": 1e40, "write": 7}))
+    assert parser.signals.tokens == Tokens(reasoning=3, cache_write=7)
+    assert parser.signals.turns_ended == 1
+    assert set(parser.signals.refused) == {"input", "output", "cache.read"}
+    assert lines == ["tokens: in 0 · out 0 · reasoning 3 · cache write 7"]

@@ -82,7 +82,7 @@ def test_day_roll_over_at_midnight() -> None:
 )
 def test_sources_first_found_wins(info: RateLimitInfo, reset: datetime | None,
                                   source: WakeSource) -> None:
-    assert find_reset(info, NOW, LOCAL) == (reset, source)
+    assert find_reset(info, NOW, LOCAL)[:2] == (reset, source)
 
 
 def test_wake_is_reset_plus_buffer() -> None:
@@ -111,3 +111,56 @@ def test_merge_keeps_the_first_value_of_each_kind() -> None:
     first = RateLimitInfo(resets_at=1.0, message="a")
     merged = first.merged(RateLimitInfo(resets_at=2.0, retry_after="5", message="b"))
     assert merged == RateLimitInfo(resets_at=1.0, retry_after="5", message="a")
+
+
+# -- reset hints are numbers from the agent (issue 27) -------------------------------------------
+@pytest.mark.parametrize("forged", [1e20, float("nan"), float("inf"), -5.0, 0.0])
+def test_a_reset_that_is_no_time_falls_back_with_a_note(forged: float) -> None:
+    """Before: 1e20 and NaN raised OverflowError or ValueError out of the session runner."""
+    wake = wake_time(RateLimitInfo(resets_at=forged, message="slow down"), NOW, LOCAL, 60, 300)
+    assert (wake.source, wake.at) == (WakeSource.FALLBACK, NOW + timedelta(seconds=300))
+    assert len(wake.notes) == 1
+    assert wake.notes[0].startswith("resetsAt ")
+    assert wake.notes[0].endswith(" is not a time")
+
+
+def test_a_reset_centuries_away_gives_a_wake_and_no_overflow() -> None:
+    far = wake_time(RateLimitInfo(resets_at=99_999_999_999), NOW, LOCAL, 60, 300)
+    assert far.source is WakeSource.RATE_LIMIT_EVENT
+    assert far.at.year > 2300  # the run caps the sleep (--rate-limit-max-sleep), not this
+    text = wake_time(RateLimitInfo(message="resets at 9999-12-31T23:59:59Z"), NOW, LOCAL, 60, 0)
+    assert text.source is WakeSource.MESSAGE
+    huge = wake_time(RateLimitInfo(message="try again in 99999999999999999999 hours"),
+                     NOW, LOCAL, 60, 300)
+    assert huge.source is WakeSource.FALLBACK
+
+
+@pytest.mark.parametrize(("headers", "note"), [
+    ({"retry_after": "1e400"}, "retry-after '1e400' is not a delay"),
+    ({"retry_after": "nan"}, "retry-after 'nan' is not a delay"),
+    ({"retry_after": "-30"}, "retry-after '-30' is not a delay"),
+    ({"retry_after_ms": "-1", "retry_after": "x"}, "retry-after-ms '-1' is not a delay"),
+])
+def test_an_impossible_retry_after_falls_back_with_a_note(headers: dict[str, str],
+                                                           note: str) -> None:
+    wake = wake_time(RateLimitInfo(**headers), NOW, LOCAL, 60, 300)
+    assert wake.source is WakeSource.FALLBACK
+    assert wake.notes == (note,)
+
+
+def test_a_bad_retry_after_ms_leaves_retry_after_to_decide() -> None:
+    wake = wake_time(RateLimitInfo(retry_after_ms="inf", retry_after="30"), NOW, LOCAL, 0, 300)
+    assert (wake.source, wake.at) == (WakeSource.RETRY_AFTER, NOW + timedelta(seconds=30))
+    assert wake.notes == ("retry-after-ms 'inf' is not a delay",)
+
+
+def test_a_reset_already_past_waits_the_buffer_with_a_note() -> None:
+    wake = wake_time(RateLimitInfo(resets_at=NOW.timestamp() - 600), NOW, LOCAL, 60, 300)
+    assert wake.at == NOW + timedelta(seconds=60)
+    assert "is already past" in wake.notes[0]
+
+
+def test_an_http_date_without_a_zone_is_utc() -> None:
+    wake = wake_time(RateLimitInfo(retry_after="Sun, 08 Mar 2026 19:00:00 -0000"), NOW, LOCAL,
+                     0, 300)
+    assert wake.at == datetime(2026, 3, 8, 19, tzinfo=UTC)

@@ -8,6 +8,7 @@ from datetime import date
 import pytest
 
 from aidd.budget.prices import Cost, attempt_cost, price_table
+from aidd.numbers import shown
 from aidd.resources import package_data
 from tests.conftest import FAKES
 
@@ -81,3 +82,19 @@ def test_without_a_price_or_tokens_the_cost_is_unknown() -> None:
     assert attempt_cost(TOKENS, None, None) == Cost(None, False, None)
     assert attempt_cost(None, None, "claude-sonnet-5-5") == Cost(None, False,
                                                                  "claude-sonnet-5-5")
+
+
+@pytest.mark.parametrize("forged", [float("nan"), float("inf"), -50.0, 1e9])
+def test_an_impossible_figure_is_no_figure(forged: float) -> None:
+    """It is estimated from the tokens where a price is known, else unknown; never summed
+    into a budget as NaN or a negative (issue 27)."""
+    tokens = {"input": 1_000_000}
+    assert attempt_cost(tokens, forged, "claude-haiku-4-5") == Cost(
+        1.0, True, "claude-haiku-4-5", refused=shown(forged))
+    assert attempt_cost(tokens, forged, "fake-model") == Cost(
+        None, False, "fake-model", refused=shown(forged))
+
+
+def test_a_figure_the_parser_refused_is_carried() -> None:
+    cost = attempt_cost({"input": 10}, None, "fake-model", refused="nan")
+    assert (cost.usd, cost.refused) == (None, "nan")

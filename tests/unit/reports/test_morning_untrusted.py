@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from datetime import timedelta
 from pathlib import Path
 
@@ -128,3 +129,20 @@ def test_a_symlinked_automaker_never_leads_the_report_out_of_the_project(
     assert report.attempts == ()
     assert report.events.error is not None
     assert "outside the project" in report.events.error
+
+
+def test_a_commit_dated_past_any_calendar_is_no_commit_of_the_night(tmp_path: Path) -> None:
+    """A commit time is a number from the project (issue 27): git takes a date in year 318857,
+    which crashed the report with ValueError."""
+    night = Night(tmp_path)
+    night.start_run()
+    night.attempt(commit="feat: an honest commit")
+    env = {**os.environ, "GIT_AUTHOR_DATE": "@9999999999999 +0000",
+           "GIT_COMMITTER_DATE": "@9999999999999 +0000", "GIT_AUTHOR_NAME": "a",
+           "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@x"}
+    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "from the far future"],
+                   cwd=tmp_path, env=env, check=True)
+    night.end_run()
+    report = build_report(ProjectPaths(tmp_path), None, NOW, os.environ)  # raised before
+    assert "from the far future" not in render_text(report) + render_html(report)
+    assert report.attempts
