@@ -17,6 +17,7 @@ from aidd.fsio import FileTooLargeError, UnsafePathError, open_file, read_file, 
 from aidd.gate.commands import GateCommand
 from aidd.gate.junit import JunitError, failing_tests
 from aidd.session import proctree
+from aidd.session.orphans import child_environment
 
 TAIL_LINES = 60  # what a red gate's summary shows the agent
 _TAIL_BYTES = 64 * 1024
@@ -86,7 +87,7 @@ def _run_command(command: GateCommand, req: GateRequest, log_fd: int) -> Command
     scope = proctree.TreeScope()
     start = clock.monotonic()
     proc = subprocess.Popen(
-        ["/bin/sh", "-c", command.run], cwd=req.root, env=dict(req.env),
+        ["/bin/sh", "-c", command.run], cwd=req.root, env=child_environment(req.env),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         start_new_session=True)
     assert proc.stdout is not None
