@@ -17,7 +17,7 @@ import click
 
 from aidd import __version__
 from aidd.config import Actions, Settings, load_settings
-from aidd.console import report_traceback
+from aidd.console import report_traceback, shown
 from aidd.errors import AiddError, CrashReported, ExitCode, UsageError
 from aidd.options import OPTIONS, Kind, Option, OptionValueError, convert
 
@@ -168,7 +168,7 @@ def _report_crash(exc: BaseException, settings: Settings | None) -> None:
 
 def _error(message: str) -> None:
     try:
-        sys.stderr.write(f"aidd: error: {message}\n")
+        sys.stderr.write(f"aidd: error: {shown(message)}\n")  # it may quote the project
         sys.stderr.flush()
     except OSError:
         pass

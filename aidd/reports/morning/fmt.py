@@ -4,12 +4,9 @@ alike (so they agree), and `clean` for every string that came from the project."
 from __future__ import annotations
 
 import functools
-import re
 from datetime import datetime
 
-# Control characters (a terminal escape in a feature title), lone surrogates (no UTF-8 can
-# carry them) and bidirectional overrides (text that reads otherwise than it is).
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
+from aidd.console import shown
 
 RESULT_NAMES = {0: "success", 70: "no assistant output", 71: "idle timeout",
                 72: "provider error", 74: "rate limited", 75: "no work", 124: "wall timeout"}
@@ -19,7 +16,7 @@ RESULT_NAMES = {0: "success", 70: "no assistant output", 71: "idle timeout",
 def clean(value: str, limit: int = 200) -> str:
     if len(value) <= limit and value.isprintable():  # no control, surrogate or format char
         return value
-    text = _UNSAFE.sub("?", value)
+    text = shown(value, one_line=True)  # a terminal escape in a feature title, say
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
