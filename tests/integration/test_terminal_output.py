@@ -1,6 +1,7 @@
-"""Project strings on the terminal (issue 27 item 7): a feature category and a todo item carrying
-a clipboard write (OSC 52), a screen clear, CR, BS and a C1 CSI reach `--status`, its JSON, the
-checkpoints list and the doctor escaped, never as the bytes a terminal acts on."""
+"""Project strings on the terminal (issue 27 item 7): a feature category, a todo item and a path
+carrying a clipboard write (OSC 52), a screen clear, CR, BS and a C1 CSI reach `--status`, its
+JSON, the checkpoints list, the doctor and a run's own lines escaped, never as the bytes a
+terminal acts on."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.conftest import FakeAgent
 from tests.featurefiles import feature
+from tests.integration.runs import LIMITS, OK, onboarded
 
 EVIL = "a\x1b]52;c;cHduZWQ=\x07b\x1b[2Jc\rd\be\x9b31mf\x7fg"
 # What a terminal acts on: C0 but tab and newline, DEL, C1 (as UTF-8: C2 80..C2 9F).
@@ -59,3 +62,17 @@ def test_the_doctor_and_checkpoints_show_a_project_path_escaped(
         out[args] = done.stdout
     assert rb"proja\x1b]52;c;cHduZWQ=\x07b" in out[("--doctor", "--offline")]
     assert json.loads(out[("--doctor", "--offline", "--json")])["project_dir"] == str(root)
+
+
+def test_a_run_shows_the_project_strings_it_quotes_escaped(
+        env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """The header and aidd's messages name the project directory (a folder from an archive
+    may be named so); the agent's own output (plain here) is mirrored as it is."""
+    project = tmp_path / f"proj{EVIL}"
+    project.mkdir()
+    onboarded(project)
+    fake_agent.script(OK)
+    done = _aidd(env, "--project-dir", str(project), "--max-iterations", "1", *LIMITS)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert rb"[aidd] Project: " + str(tmp_path).encode() + rb"/proja\x1b]52;c;" in done.stdout
+    assert not RAW.search(done.stdout + done.stderr), done.stdout
