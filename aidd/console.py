@@ -1,11 +1,14 @@
 """The terminal side of aidd's output: it never stops the run, whether the terminal is closed
-(SUP-82) or just not reading (a full pipe, Ctrl-S, a frozen ssh session: issue 13 item 3)."""
+(SUP-82) or just not reading (a full pipe, Ctrl-S, a frozen ssh session: issue 13 item 3); and
+the one control-character filter every line aidd prints goes through (`shown`, `json_text`)."""
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import json
 import os
+import re
 import shlex
 import stat
 import sys
@@ -72,6 +75,9 @@ class Console:
             self._wake.notify()
 
     def line(self, text: str, style: str = "") -> None:
+        """One of aidd's own lines (messages, header, rendered events), filtered (`shown`);
+        the agent's bytes take `write` and are mirrored as they are (LOG-5)."""
+        text = shown(text)
         if self.color and style:
             text = f"{_STYLES[style]}{text}\x1b[0m"
         self.write(text.encode("utf-8", "replace") + b"\n")
@@ -129,11 +135,42 @@ def _dropped_note(count: int) -> bytes:
             "the iteration log has them)\n").encode()
 
 
+# What a terminal acts on instead of showing (issue 27 item 7): C0 controls (ESC starts every
+# escape sequence: OSC 52 writes the clipboard, CSI clears the screen; CR and BS overwrite what
+# was shown), DEL, C1 controls (U+009B is a CSI on its own), lone surrogates (no UTF-8 carries
+# them) and the bidirectional overrides (text that reads otherwise than it is). Tab and newline
+# are layout, except in a one-line field.
+_CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069"
+_UNSAFE = re.compile(f"[{_CONTROLS}]")
+_UNSAFE_IN_A_LINE = re.compile(f"[\t\n{_CONTROLS}]")
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def shown(text: str, *, one_line: bool = False) -> str:
+    """`text` as a terminal may show it: each character it would act on written as an escape
+    (`\\x1b`, `\\r`, `\\u009b`), the rest as it is."""
+    return (_UNSAFE_IN_A_LINE if one_line else _UNSAFE).sub(_escape, text)
+
+
+def _escape(found: re.Match[str]) -> str:
+    char = found.group()
+    code = ord(char)
+    return _NAMED.get(char) or (f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}")
+
+
+def json_text(value: object) -> str:
+    """`value` as the JSON a one-shot action prints: UTF-8 as it is, but what `shown` escapes
+    as a JSON escape (`\\u009b`; json.dumps leaves C1, DEL and the rest raw): the same value to
+    a JSON reader, inert on a terminal."""
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    return _UNSAFE.sub(lambda found: f"\\u{ord(found.group()):04x}", text) + "\n"
+
+
 def print_out(text: str) -> None:
-    """A one-shot action's report on stdout. A stdout that cannot take it (/dev/full, a closed
-    pipe) is a one-line error, not a crash (issue 13 item 13)."""
+    """A one-shot action's report on stdout, filtered (`shown`). A stdout that cannot take it
+    (/dev/full, a closed pipe) is a one-line error, not a crash (issue 13 item 13)."""
     try:
-        sys.stdout.write(text)
+        sys.stdout.write(shown(text))
         sys.stdout.flush()
     except (OSError, ValueError) as exc:
         with contextlib.suppress(OSError, ValueError):
@@ -146,6 +183,7 @@ def print_err(text: str, style: str = "", color: Callable[[bool], bool] = bool) 
     """A line for the user on standard error (`aidd: error: ...`, a warning of a one-shot),
     in `style` where `color` says so for a terminal (or not); a standard error that cannot take
     it (closed, full) is let go: nothing is left to tell."""
+    text = shown(text)  # it may quote the project (a path, a feature's name)
     with contextlib.suppress(OSError, ValueError):
         if style and color(sys.stderr.isatty()):
             body = text.rstrip("\n")

@@ -1,6 +1,6 @@
 """Real HTTP endpoints on 127.0.0.1 for the notification tests: one that records every request
-(answering with a status chosen per path), and a dead one that accepts connections and never
-answers."""
+(answering with a status chosen per path, or a redirect), a dead one that accepts connections and
+never answers, and one that answers a byte at a time."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ class Recorder:
     url: str  # http://127.0.0.1:PORT
     requests: list[Request] = field(default_factory=list)
     status: dict[str, int] = field(default_factory=dict)  # path -> status; else 200
+    redirect: dict[str, str] = field(default_factory=dict)  # path -> a 302 to this URL
 
     def paths(self) -> list[str]:
         return [r.path for r in list(self.requests)]
@@ -49,7 +50,11 @@ def recorder() -> Iterator[Recorder]:
             body = self.rfile.read(length) if length else b""
             rec = box[0]
             rec.requests.append(Request(self.command, self.path, dict(self.headers), body))
-            self.send_response(rec.status.get(self.path, 200))
+            if self.path in rec.redirect:
+                self.send_response(302)
+                self.send_header("Location", rec.redirect[self.path])
+            else:
+                self.send_response(rec.status.get(self.path, 200))
             self.send_header("Content-Length", "2")
             self.end_headers()
             self.wfile.write(b"ok")
@@ -81,4 +86,43 @@ def dead_endpoint() -> Iterator[str]:
     try:
         yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     finally:
+        sock.close()
+
+
+@contextmanager
+def drip_endpoint(every_s: float = 0.2) -> Iterator[str]:
+    """A URL whose server answers each request one byte each `every_s` seconds, for minutes:
+    every socket wait is short, the answer never ends. Closed at the end."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    sock.settimeout(0.1)  # the accepting thread looks at `stop` that often
+    stop = threading.Event()
+
+    def drip(conn: socket.socket) -> None:
+        with conn:
+            conn.recv(65536)
+            for byte in (b"HTTP/1.1 200 OK\r\n" + b"X: " + b"y" * 100_000):
+                if stop.wait(every_s):
+                    return
+                try:
+                    conn.sendall(bytes([byte]))
+                except OSError:
+                    return
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            threading.Thread(target=drip, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        stop.set()
         sock.close()

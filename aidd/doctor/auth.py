@@ -17,6 +17,7 @@ from aidd.config import Settings
 from aidd.doctor.findings import Finding, fail, ok, warn
 from aidd.errors import ExitCode
 from aidd.session.cliproc import run_cli
+from aidd.session.orphans import child_environment
 
 TIMEOUT_S = 60.0
 
@@ -32,7 +33,8 @@ class Probe:
 def check_auth(settings: Settings, probe: Probe, clock: Clock) -> Finding:
     adapter = probe.adapter
     context = AgentContext(probe.cwd, 0, prompt_kind="doctor", aidd_version=__version__)
-    env = {**HINTS[adapter.name].probe_env, **adapter.environment(settings.environ, context)}
+    base = child_environment(settings.environ)
+    env = {**HINTS[adapter.name].probe_env, **adapter.environment(base, context)}
     argv = adapter.argv(probe.binary, settings.code_model or settings.model)
     started = clock.monotonic()
     out = run_cli(argv, env=env, timeout_s=probe.timeout_s, cwd=probe.cwd, stderr_too=True,

@@ -16,7 +16,7 @@ from aidd.config import Settings
 from aidd.console import program_of
 from aidd.doctor.findings import Finding, fail, ok, skip, warn
 from aidd.errors import ExitCode
-from aidd.notify.send import credentials, reason
+from aidd.notify.send import credentials, exchange, reason
 from aidd.notify.targets import Target, TargetKind, shown_url
 
 TIMEOUT_S = 3.0
@@ -68,6 +68,9 @@ def _url(name: str, url: str, offline: bool, timeout_s: float) -> Finding:
         why = reason(exc.reason if isinstance(exc, urllib.error.URLError) else exc)
         return fail(name, f"{shown} unreachable: {why}", "check the URL, the network and "
                     "any proxy", ExitCode.INVALID_ARGS)
+    if 300 <= status < 400:
+        return warn(name, f"{shown} answered HTTP {status}, a redirect: aidd does not follow "
+                    "one, so nothing sent there arrives", "use the address it redirects to")
     if status < 400 or status in _NOT_ALLOWED:
         return ok(name, f"{shown} reachable (HTTP {status})")
     return warn(name, f"{shown} answered HTTP {status}", "check the URL (its path and token)")
@@ -81,7 +84,7 @@ def _status(url: str, timeout_s: float) -> int:
         request = urllib.request.Request(plain, method=method,
                                          headers={"User-Agent": f"aidd/{__version__}", **auth})
         try:
-            with urllib.request.urlopen(request, timeout=timeout_s) as answer:
+            with exchange(request, timeout_s) as answer:  # as a delivery: no redirect followed
                 status = int(answer.status)
         except urllib.error.HTTPError as exc:
             exc.close()  # it holds the answer's socket

@@ -3,14 +3,13 @@ failure) and a summary, or one JSON document; the exit code of the worst failure
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from typing import Any
 
 from aidd import __version__
 from aidd.clock import Clock
 from aidd.config import Settings
-from aidd.console import print_out
+from aidd.console import json_text, print_out
 from aidd.doctor.checkup import run_doctor
 from aidd.doctor.findings import Finding, Status, exit_code
 from aidd.project.paths import ProjectPaths
@@ -22,7 +21,7 @@ def print_doctor(settings: Settings, paths: ProjectPaths, clock: Clock) -> int:
     findings = run_doctor(settings, paths, clock)
     code = exit_code(findings)
     if settings.actions.json:
-        print_out(json.dumps(as_json(settings, findings), indent=2) + "\n")
+        print_out(json_text(as_json(settings, findings)))
     else:
         print_out(as_text(settings, findings))
     return int(code)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from aidd.console import json_text
 from aidd.errors import result_words
 from aidd.fleet.checkout import checkout_dir
 from aidd.fleet.connection import without_credentials
@@ -159,8 +160,8 @@ def as_json(fleet: str, items: Sequence[ProjectReport], note: str = "") -> str:
     rows = [summary(item) for item in items]
     for row, item in zip(rows, items, strict=True):
         row["report"] = item.report  # the project's whole report, as aidd --report --json
-    return json.dumps({"schema": SCHEMA, "fleet": fleet, "projects": rows,
-                       "total": total(rows), "note": note or None}, indent=2) + "\n"
+    return json_text({"schema": SCHEMA, "fleet": fleet, "projects": rows,
+                      "total": total(rows), "note": note or None})
 
 
 def as_text(fleet: str, items: Sequence[ProjectReport], note: str = "") -> str:

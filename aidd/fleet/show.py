@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
+from aidd.console import json_text
 from aidd.fleet.control import Row
 
 
 def as_json(rows: Sequence[Row]) -> str:
-    return json.dumps([_record(row) for row in rows], indent=2) + "\n"
+    return json_text([_record(row) for row in rows])
 
 
 def _record(row: Row) -> dict[str, Any]:

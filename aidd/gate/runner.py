@@ -5,7 +5,6 @@ timeout, on a stop, and after it exits (what it left running)."""
 from __future__ import annotations
 
 import os
-import re
 import select
 import subprocess
 from collections.abc import Callable, Mapping
@@ -16,7 +15,9 @@ from aidd.clock import Clock
 from aidd.fsio import FileTooLargeError, UnsafePathError, open_file, read_file, write_all
 from aidd.gate.commands import GateCommand
 from aidd.gate.junit import JunitError, failing_tests
+from aidd.logs.cleaning import clean_bytes
 from aidd.session import proctree
+from aidd.session.orphans import child_environment
 
 TAIL_LINES = 60  # what a red gate's summary shows the agent
 _TAIL_BYTES = 64 * 1024
@@ -25,7 +26,6 @@ LOG_CAP = 32 << 20  # bytes of one command's output kept in the gate log
 JUNIT_LIMIT = 64 << 20
 _GRACE_S = 2.0
 _POLL_S = 0.25
-_CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def _run_command(command: GateCommand, req: GateRequest, log_fd: int) -> Command
     scope = proctree.TreeScope()
     start = clock.monotonic()
     proc = subprocess.Popen(
-        ["/bin/sh", "-c", command.run], cwd=req.root, env=dict(req.env),
+        ["/bin/sh", "-c", command.run], cwd=req.root, env=child_environment(req.env),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         start_new_session=True)
     assert proc.stdout is not None
@@ -166,7 +166,8 @@ class _Output:
         del self.last[:-_TAIL_BYTES]
 
     def tail(self) -> tuple[str, ...]:
-        text = _CONTROL.sub("", bytes(self.last).decode("utf-8", "replace").replace("\r\n", "\n"))
+        # cleaned as a log is (LOG-21): no escape sequence or control byte reaches the prompt
+        text = clean_bytes(bytes(self.last)).decode("utf-8", "replace")
         lines = [line[:_LINE_CHARS] for line in text.split("\n")]
         while lines and not lines[-1].strip():
             lines.pop()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import queue
 import subprocess
 import sys
@@ -23,10 +24,11 @@ OnOutcome = Callable[[Mapping[str, Any], bool, str | None, int], None]
 
 class Courier:
     def __init__(self, env: Mapping[str, str], on_outcome: OnOutcome,
-                 argv: tuple[str, ...] = (sys.executable, "-m", "aidd.notify.worker")) -> None:
+                 argv: tuple[str, ...] | None = None) -> None:
         self._env = dict(env)
         self._on_outcome = on_outcome
-        self._argv = argv
+        # our pid: the worker may start after we are gone, when its parent is another already
+        self._argv = argv or (sys.executable, "-m", "aidd.notify.worker", str(os.getpid()))
         self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue(QUEUE_SIZE)
         self._pending: dict[int, dict[str, Any]] = {}
         self._next_id = 0

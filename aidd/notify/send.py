@@ -5,16 +5,18 @@ never quotes the URL or the command (they may hold secrets)."""
 from __future__ import annotations
 
 import base64
+import contextlib
+import functools
 import json
 import socket
 import ssl
 import subprocess
-import time
+import threading
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from email.header import Header
-from http.client import HTTPException
+from http.client import HTTPConnection, HTTPException, HTTPResponse, HTTPSConnection
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -25,7 +27,6 @@ from aidd.session import proctree
 
 TIMEOUT_S = 5.0
 _KILL_GRACE_S = 1.0
-_READ_LIMIT = 64 * 1024  # of a response: only its status matters
 
 
 class DeliveryError(Exception):
@@ -63,28 +64,121 @@ def deliver(job: Mapping[str, Any], env: Mapping[str, str], timeout_s: float = T
 
 
 def http(url: str, data: bytes | None, headers: Mapping[str, str], timeout_s: float) -> None:
-    """GET (no data) or POST; a 2xx or 3xx answer is delivered. `timeout_s` bounds each socket
-    wait and the reading of the answer."""
+    """GET (no data) or POST; only a 2xx answer is delivered. A redirect is not followed (it
+    would take the credentials to another host, and a POST would arrive as an empty GET): a
+    3xx fails. `timeout_s` bounds the whole exchange, not just each socket wait."""
     url, auth = credentials(url)
     request = urllib.request.Request(url, data=data, headers={
         "User-Agent": f"aidd/{__version__}", **auth, **headers})
-    deadline = time.monotonic() + timeout_s
     try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as answer:
-            read = 0
-            while read < _READ_LIMIT and time.monotonic() < deadline:
-                chunk = answer.read(4096)
-                if not chunk:
-                    break
-                read += len(chunk)
+        with exchange(request, timeout_s):
+            pass  # the status is the answer; its body is never read
     except urllib.error.HTTPError as exc:
         exc.close()  # it holds the answer's socket
-        raise DeliveryError(f"HTTP {exc.code}", retry=exc.code >= 500 or exc.code in (408, 429)
-                            ) from None
+        code = exc.code
+        if 300 <= code < 400:
+            raise DeliveryError(f"HTTP {code}: a redirect, not followed", retry=False) from None
+        raise DeliveryError(f"HTTP {code}", retry=code >= 500 or code in (408, 429)) from None
     except urllib.error.URLError as exc:
         raise DeliveryError(reason(exc.reason)) from None
     except (OSError, HTTPException, ValueError) as exc:
         raise DeliveryError(reason(exc)) from None
+
+
+@contextlib.contextmanager
+def exchange(request: urllib.request.Request, timeout_s: float) -> Iterator[HTTPResponse]:
+    """`request` sent and its answer open, as `urlopen` does, but no redirect is followed (a
+    3xx raises its HTTPError) and at `timeout_s` the connection is shut, whatever it waits
+    for: a server dripping its answer a byte at a time keeps every socket wait short (issue 27
+    item 12). Raises TimeoutError then."""
+    cutoff = _Cutoff(timeout_s)
+    opener = urllib.request.build_opener(_Plain(cutoff), _Tls(cutoff), _NoRedirect)
+    try:
+        with cutoff, opener.open(request, timeout=timeout_s) as answer:
+            yield answer
+    except (OSError, HTTPException) as exc:
+        if cutoff.fired and not isinstance(exc, urllib.error.HTTPError):
+            raise TimeoutError from None
+        raise
+
+
+class _Cutoff:
+    """The deadline of one exchange: its connection shut down then, from a timer thread."""
+
+    def __init__(self, timeout_s: float) -> None:
+        self.fired = False
+        self._lock = threading.Lock()
+        self._socks: list[socket.socket] = []
+        self._timer = threading.Timer(timeout_s, self._fire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> None:
+        self._timer.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._socks.append(sock)
+            if self.fired:
+                _shut(sock)
+
+    def _fire(self) -> None:
+        with self._lock:
+            self.fired = True
+            for sock in self._socks:
+                _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    """Wakes a read or write blocked on `sock` in another thread (a close would not)."""
+    with contextlib.suppress(OSError):
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)  # the raw socket's, TLS or not
+
+
+class _Plain(urllib.request.HTTPHandler):
+    def __init__(self, cutoff: _Cutoff) -> None:
+        super().__init__()
+        self._cutoff = cutoff
+
+    def http_open(self, req: urllib.request.Request) -> HTTPResponse:
+        return self.do_open(functools.partial(_Watched, self._cutoff), req)
+
+
+class _Tls(urllib.request.HTTPSHandler):
+    def __init__(self, cutoff: _Cutoff) -> None:
+        self._tls = ssl.create_default_context()
+        super().__init__(context=self._tls)
+        self._cutoff = cutoff
+
+    def https_open(self, req: urllib.request.Request) -> HTTPResponse:
+        return self.do_open(functools.partial(_WatchedTls, self._cutoff), req, context=self._tls)
+
+
+class _Watched(HTTPConnection):
+    def __init__(self, cutoff: _Cutoff, host: str, **args: Any) -> None:
+        super().__init__(host, **args)
+        self._cutoff = cutoff
+
+    def connect(self) -> None:
+        super().connect()
+        self._cutoff.watch(self.sock)
+
+
+class _WatchedTls(HTTPSConnection):
+    def __init__(self, cutoff: _Cutoff, host: str, **args: Any) -> None:
+        super().__init__(host, **args)
+        self._cutoff = cutoff
+
+    def connect(self) -> None:
+        super().connect()
+        self._cutoff.watch(self.sock)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any) -> None:
+        return None  # the 3xx goes on to the default handler, which raises its HTTPError
 
 
 def credentials(url: str) -> tuple[str, dict[str, str]]:

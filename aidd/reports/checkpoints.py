@@ -3,11 +3,10 @@ result from events.jsonl (text or JSON)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from aidd.console import print_out
+from aidd.console import json_text, print_out
 from aidd.errors import ExitCode
 from aidd.events import read_events
 from aidd.project.checkpoints import CheckpointStore
@@ -29,7 +28,7 @@ def checkpoint_rows(paths: ProjectPaths, environ: Mapping[str, str]) -> list[dic
 def print_checkpoints(paths: ProjectPaths, environ: Mapping[str, str], *, as_json: bool) -> int:
     rows = checkpoint_rows(paths, environ)
     if as_json:
-        print_out(json.dumps({"checkpoints": rows}, indent=2) + "\n")
+        print_out(json_text({"checkpoints": rows}))
     elif not rows:
         print_out("no checkpoints in this project\n")
     else:

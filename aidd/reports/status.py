@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from datetime import datetime
 
 from aidd.clock import Clock, SystemClock
-from aidd.console import print_out
+from aidd.console import json_text, print_out
 from aidd.errors import ExitCode, NotFoundError
 from aidd.fsio import write_atomic
 from aidd.project import featurestate
@@ -149,6 +148,6 @@ def print_status(
     now = (clock or SystemClock()).now()
     report, text = refresh_status_file(paths, filters, now, require_features=True)
     if as_json:
-        text = json.dumps(status_json(report), indent=2, ensure_ascii=False) + "\n"
+        text = json_text(status_json(report))
     print_out(text)
     return ExitCode.SUCCESS

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from aidd.console import shown
 from aidd.project.todo import TodoSummary
 from aidd.reports.running import RunState
 from aidd.reports.statusreport import CategoryRow, StatusReport, TodoReport
@@ -35,8 +36,8 @@ def render_status_text(report: StatusReport) -> str:
         *_todo(report.todo),
         "",
         "## Completion",
-        *_pairs([("Pending since", report.markers.pending_since or _NONE),
-                 ("Completed at", report.markers.completed_at or _NONE)]),
+        *_pairs([("Pending since", _one(report.markers.pending_since or _NONE)),
+                 ("Completed at", _one(report.markers.completed_at or _NONE))]),
         "",
         "## Run",
         *_run(report.run),
@@ -72,7 +73,7 @@ def _features(report: StatusReport) -> list[str]:
 def _categories(rows: tuple[CategoryRow, ...]) -> list[str]:
     if not rows:
         return ["(no features)"]
-    table = [_HEADER] + [(r.name, str(r.total), *map(str, r.priority)) for r in rows]
+    table = [_HEADER] + [(_one(r.name), str(r.total), *map(str, r.priority)) for r in rows]
     name_width = max(len(row[0]) for row in table)
     widths = [max(len(row[i]) for row in table) for i in range(1, len(_HEADER))]
     return [
@@ -104,7 +105,7 @@ def _todo(todo: TodoReport) -> list[str]:
     for heading, items in (("Incomplete", s.actionable), ("Deferred", s.deferred),
                            ("Completed", s.done)):  # fmt: skip
         if items:
-            lines += ["", f"### {heading}", *(f"- {item}" for item in items)]
+            lines += ["", f"### {heading}", *(f"- {_one(item)}" for item in items)]
     return lines
 
 
@@ -128,8 +129,15 @@ def _run(run: RunState) -> list[str]:
             f"Last iteration: {_text(last.number)}, {last.outcome or _NONE} "
             f"(result {_text(last.result)}), ended {last.ended_at or _NONE}."
         )
-    return lines
+    return [_one(line) for line in lines]  # times and outcomes read from the lock and events
 
 
 def _text(value: int | None) -> str:
     return _NONE if value is None else str(value)
+
+
+def _one(text: str) -> str:
+    """A string from the project (a category, a todo item, a time read from a marker, the lock
+    or events.jsonl) on one line, its control characters escaped, in status.md as on the
+    terminal (issue 27 item 7)."""
+    return shown(text, one_line=True)

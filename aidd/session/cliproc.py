@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from aidd.agents.base import Adapter
 from aidd.clock import Clock, SystemClock
-from aidd.session.orphans import MARK_VAR, new_mark, sweep
+from aidd.session.orphans import MARK_VAR, child_environment, new_mark, sweep
 
 UNKNOWN = "unknown"
 MAX_OUTPUT = 8 * 1024 * 1024  # more is no answer: a helper's output is untrusted
@@ -113,8 +113,8 @@ def _exited(proc: subprocess.Popen[bytes], limits: _Limits) -> int | None:
 def probe_version(binary: str, env: Mapping[str, str] | None = None, timeout_s: float = 10.0,
                   clock: Clock | None = None) -> str:
     """`<binary> --version` with stdin closed: its first non-empty line, else `unknown`."""
-    out = run_cli([binary, "--version"], env=env, timeout_s=timeout_s, stderr_too=True,
-                  clock=clock)
+    out = run_cli([binary, "--version"], env=None if env is None else child_environment(env),
+                  timeout_s=timeout_s, stderr_too=True, clock=clock)
     if out is None:
         return UNKNOWN
     for line in out.decode("utf-8", "replace").splitlines():

@@ -1,6 +1,7 @@
 """The agents' mark (REL-1): a random `AIDD_SUPERVISOR_ID` in every agent's environment, by which
 what an agent left running is found and killed wherever it went, even after aidd itself was
-killed with SIGKILL (the lock file records the mark for the next run)."""
+killed with SIGKILL (the lock file records the mark for the next run); and the rest of aidd's
+environment such a child gets (`child_environment`)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,15 @@ MARK_VAR = "AIDD_SUPERVISOR_ID"
 _ITERATION_VAR = "AIDD_ITERATION"  # set by every adapter: the attempt a process belongs to
 _ORPHAN_GRACE_S = 1.0
 _EVENTS_TAIL = 256 * 1024
+
+
+def child_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """`environ` for an agent, a helper run of its CLI or a gate command: no `AIDD_*` variable
+    but the mark. aidd's own variables configure aidd and some hold credentials (the heartbeat
+    URL, notification URLs and commands: issue 27 item 13); what a child needs of aidd
+    (`AIDD_ITERATION`...) the adapter sets afresh."""
+    return {key: value for key, value in environ.items()
+            if not key.startswith("AIDD_") or key == MARK_VAR}
 
 
 def new_mark() -> str:

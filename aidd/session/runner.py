@@ -66,7 +66,7 @@ class _Attempt:
                              prompt=request.prompt)
         self.launches = 0
         self.exit_status: int | None = None
-        self.env = self.adapter.environment(request.env, AgentContext(
+        self.env = self.adapter.environment(orphans.child_environment(request.env), AgentContext(
             request.project_dir, request.number, request.prompt_kind, request.audit_name,
             __version__))
         self.scope = proctree.TreeScope(self._marked)

@@ -148,6 +148,26 @@ def test_a_gate_red_two_attempts_in_a_row(run_aidd: RunAidd, env: dict[str, str]
                                "(test ! -e broken: exited 1)")
 
 
+def test_a_redirect_fails_the_delivery_and_takes_no_credential_elsewhere(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, project: Path) -> None:
+    """Issue 27 item 11: a 302 took the Basic credentials to the host it named."""
+    # the second attempt works for 2 s, so the outcome of the first one's comes back meanwhile
+    fake_agent.script(SILENT, [{"drip": "working\n", "every": 0.5, "count": 4}, *OK])
+    with recorder() as other, recorder() as server:
+        for path in ("/hb/start", "/hook"):
+            server.redirect[path] = other.url + path
+        secret = server.url.replace("http://", "http://me:SECRET@")
+        res = run_aidd("--project-dir", str(project), "--max-iterations", "2",
+                       "--heartbeat-url", secret + "/hb", "--notify-webhook", secret + "/hook",
+                       *ARGS, env=env)
+        assert res.code == 0, res.out + res.err
+    failed = [(e["trigger"], e["error"], e["tries"]) for e in events(project, "notify_failed")]
+    assert failed == [("heartbeat", "HTTP 302: a redirect, not followed", 1),
+                      ("idle_kill", "HTTP 302: a redirect, not followed", 1)]
+    assert other.requests == []
+    assert "SECRET" not in _everything_written(project, res.out + res.err)
+
+
 def test_a_failed_notification_is_a_warning_and_an_event(
         run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, project: Path) -> None:
     # the second attempt works for 2 s, so the outcome of the first one's comes back meanwhile

@@ -1,16 +1,18 @@
 """The console never blocks: a stalled pipe fills a bounded buffer, the rest is dropped and
-counted in one note at the place it went missing, in order (issue 13 item 3)."""
+counted in one note at the place it went missing, in order (issue 13 item 3). Its one filter
+shows every character a terminal would act on as an escape (issue 27 item 7)."""
 
 from __future__ import annotations
 
 import io
+import json
 import os
 import time
 from pathlib import Path
 
 import pytest
 
-from aidd.console import Console, report_traceback
+from aidd.console import Console, json_text, report_traceback, shown
 
 
 def _drain(fd: int, until: bytes = b"", quiet_s: float = 0.3) -> bytes:
@@ -89,3 +91,37 @@ def test_a_traceback_goes_to_a_crash_file_else_to_stderr(
     assert report_traceback(_raised(), tmp_path / "no-project") is None
     assert report_traceback(_raised(), None) is None
     assert capsys.readouterr().err.count("ValueError: boom") == 2
+
+
+ACTED_ON = [chr(c) for c in [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0),
+                             0xD800, 0xDFFF, 0x202E, 0x2066]]
+
+
+def test_every_character_a_terminal_acts_on_is_shown_escaped() -> None:
+    for char in ACTED_ON:
+        escaped = shown(f"a{char}b")
+        assert escaped.isascii(), repr(char)
+        assert escaped.isprintable(), repr(char)
+        assert escaped[1:-1] in (f"\\x{ord(char):02x}", f"\\u{ord(char):04x}", "\\r")
+    assert shown("\x1b]52;c;cHduZWQ=\x07") == "\\x1b]52;c;cHduZWQ=\\x07"  # OSC 52: inert
+    assert shown("\x9b2J") == "\\u009b2J"
+    kept = "tab\tnew\nline café 日本 👍🏽 a\u00a0b \\x1b"
+    assert shown(kept) == kept
+    assert shown("a\tb\nc", one_line=True) == "a\\tb\\nc"
+
+
+def test_json_text_escapes_what_json_dumps_leaves_raw_and_reads_back_the_same() -> None:
+    value = {"name": "".join(ACTED_ON[:-4]) + "café", "\x9b": [1, "\u202e"]}
+    text = json_text(value)
+    assert not any(char in text for char in ACTED_ON)
+    assert json.loads(text) == value
+    assert "café" in text  # UTF-8 as it is
+    assert text.endswith("}\n")
+
+
+def test_a_console_line_is_filtered_and_raw_bytes_are_not() -> None:
+    out = io.BytesIO()
+    console = Console(out)
+    console.line("feature \x1b[2Jx")
+    console.write(b"\x1b[31magent\x1b[0m\n")  # the agent's own bytes: mirrored (LOG-5)
+    assert out.getvalue() == b"feature \\x1b[2Jx\n\x1b[31magent\x1b[0m\n"

@@ -5,13 +5,10 @@ of an untrusted event's fields (`integer`, `text`; numbers go through aidd.numbe
 from __future__ import annotations
 
 import functools
-import re
 from datetime import datetime
 from typing import Any, Protocol
 
-# Control characters (a terminal escape in a feature title), lone surrogates (no UTF-8 can
-# carry them) and bidirectional overrides (text that reads otherwise than it is).
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
+from aidd.console import shown
 
 
 class CostKnown(Protocol):
@@ -29,7 +26,7 @@ class CostKnown(Protocol):
 def clean(value: str, limit: int = 200) -> str:
     if len(value) <= limit and value.isprintable():  # no control, surrogate or format char
         return value
-    text = _UNSAFE.sub("?", value)
+    text = shown(value, one_line=True)  # a terminal escape in a feature title, say
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 

@@ -3,13 +3,12 @@ it as text or JSON, or write it as one HTML file."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
 
 from aidd.clock import Clock
-from aidd.console import print_out
+from aidd.console import json_text, print_out
 from aidd.errors import ExitCode, NotFoundError
 from aidd.fsio import write_atomic
 from aidd.project.paths import ProjectPaths
@@ -27,7 +26,7 @@ def print_report(paths: ProjectPaths, environ: Mapping[str, str], clock: Clock, 
         _write_html(paths, html, render_html(report))
         print_out(f"report written to {html}\n")
     elif as_json:
-        print_out(json.dumps(report_json(report), indent=2, ensure_ascii=False) + "\n")
+        print_out(json_text(report_json(report)))
     else:
         print_out(render_text(report))
     return int(ExitCode.SUCCESS)

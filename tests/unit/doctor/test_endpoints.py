@@ -59,6 +59,17 @@ def test_head_not_allowed_falls_back_to_get_and_a_404_warns(tmp_path: Path) -> N
     assert (gone.status, "HTTP 404" in gone.detail) == (Status.WARN, True)
 
 
+def test_a_redirect_warns_and_is_not_followed_with_the_credentials(tmp_path: Path) -> None:
+    with recorder() as other, recorder() as server:
+        server.redirect["/hb"] = other.url + "/hb"
+        url = server.url.replace("http://", f"http://me:{SECRET}@") + "/hb"
+        (found,) = check_endpoints(settings(tmp_path, heartbeat_url=url), offline=False,
+                                   timeout_s=3)
+    assert (found.status, "HTTP 302, a redirect" in found.detail) == (Status.WARN, True)
+    assert [r.method for r in server.requests] == ["HEAD"]
+    assert other.requests == []
+
+
 def test_a_closed_port_fails_with_2_without_the_secret(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{closed_port()}/{SECRET}"
     (found,) = check_endpoints(settings(tmp_path, heartbeat_url=url), offline=False)

@@ -13,7 +13,7 @@ import psutil
 import pytest
 
 from aidd.notify.send import DeliveryError, deliver
-from tests.localhttp import dead_endpoint, recorder
+from tests.localhttp import dead_endpoint, drip_endpoint, recorder
 from tests.waiting import wait_for
 
 BODY = {"trigger": "stuck", "title": "aidd p: stuck", "text": "x", "event": {"event": "stuck"}}
@@ -89,6 +89,33 @@ def test_a_user_and_password_in_the_url_are_sent_as_basic_authorization() -> Non
     (request,) = server.requests
     assert request.path == "/topic"
     assert request.headers["Authorization"] == "Basic " + base64.b64encode(b"me:p@ss").decode()
+
+
+@pytest.mark.parametrize("kind", ["webhook", "ntfy", "ping"])
+def test_a_redirect_is_a_failure_and_the_credentials_never_reach_the_other_host(
+        kind: str) -> None:
+    """Issue 27 item 11: urllib followed a 302 to another host with the Authorization header,
+    a POST arriving there as a GET without its body, and called it delivered."""
+    with recorder() as other, recorder() as server:
+        server.redirect["/hook"] = other.url + "/stolen"
+        url = server.url.replace("http://", "http://me:SECRET@") + "/hook"
+        with pytest.raises(DeliveryError) as caught:
+            deliver(_job(kind, url=url), {})
+    assert (caught.value.why, caught.value.retry) == ("HTTP 302: a redirect, not followed",
+                                                      False)
+    assert [r.path for r in server.requests] == ["/hook"]
+    assert other.requests == []
+
+
+def test_an_answer_dripped_a_byte_at_a_time_ends_at_the_timeout() -> None:
+    """Issue 27 item 12: each socket wait was short, so the socket timeout never fired."""
+    with drip_endpoint(every_s=0.05) as url:
+        start = time.monotonic()
+        with pytest.raises(DeliveryError) as caught:
+            deliver(_job("webhook", url=url + "/hook"), {}, timeout_s=0.5)
+        took = time.monotonic() - start
+    assert caught.value.why == "timed out"
+    assert took < 3.0  # the drip lasts minutes
 
 
 def test_a_command_reads_the_json_and_sees_the_words_in_its_environment(

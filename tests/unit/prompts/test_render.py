@@ -47,6 +47,7 @@ ALLOWED = {
     },
     "filters": {"active", "milestone", "feature", "field"},
     "directive": set(),
+    "user_spec": set(),  # paths.spec is the user's --spec (issue 28 item 5; docs/templates.md)
     "completion_review": set(),
     "remediation": set(),
     "audit": {

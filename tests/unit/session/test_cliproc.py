@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from aidd.session.cliproc import run_cli
+from aidd.session.cliproc import probe_version, run_cli
 from aidd.session.orphans import new_mark
 from tests.fakes.storm import kill_everything, left_running
 
@@ -42,3 +42,13 @@ def test_a_helper_past_its_time_limit_is_killed_with_its_leftovers(
     body = "setsid sleep 1023 </dev/null >/dev/null 2>&1 & sleep 1024"
     assert run_cli([cli(tmp_path, body)], env=env, timeout_s=0.3) is None
     assert left_running("TEST_TAG", env["TEST_TAG"]) == []
+
+
+def test_a_version_probe_gets_no_aidd_variable_but_its_mark(tmp_path: Path) -> None:
+    """Issue 27 item 13: the agent's CLI, even for `--version`, never sees aidd's settings."""
+    binary = tmp_path / "cli"
+    binary.write_text('#!/bin/sh\necho "${AIDD_HEARTBEAT_URL:-none} ${AIDD_SUPERVISOR_ID:+marked}"'
+                      ' "$KEPT"\n')
+    binary.chmod(0o755)
+    env = {**os.environ, "AIDD_HEARTBEAT_URL": "https://me:SECRET@hc.example/x", "KEPT": "kept"}
+    assert probe_version(str(binary), env) == "none marked kept"
