@@ -75,6 +75,7 @@ class Settings:
     timeout: int
     idle_timeout: int
     idle_nudge_timeout: int
+    max_nudges: int  # 0: no cap (issue 28)
     liveness: str  # "signals" or "output" (issue 17)
     busy_timeout: int | None  # None: as `timeout`
     quit_on_abort: int
@@ -218,7 +219,7 @@ def _project_layer(project_file: Path, project_dir: Path, overridden: Mapping[st
 
 # The project's aidd.yaml is repository content (README "Security model"): it may tighten these
 # limits but not loosen or switch them off, unless the user trusts it (trust-project-config).
-_LOOSENING = ("timeout", "idle-timeout", "busy-timeout", "liveness")
+_LOOSENING = ("timeout", "idle-timeout", "busy-timeout", "liveness", "max-nudges")
 # Budgets and pacing from the user's config: the project may lower them, not raise or drop them.
 _BUDGETS = ("max-wall-time", "max-tokens", "max-cost-usd", "daily-max-cost-usd",
             "daily-max-tokens", "pace-at")
