@@ -19,7 +19,7 @@ CAP_ARGS = ("--max-iterations", "1", "--idle-nudge-timeout", "1", "--idle-timeou
 # Nudge 1 at ~1 s, its answer, nudge 2 at ~2 s, its answer, the kill at ~3 s (the kill grace
 # aside: the fake dies on SIGTERM). Without the cap each answer restarts the idle clock, so the
 # attempt runs to --timeout (40 s), far past this bound.
-BOUND_S = 3 + 2 * SLACK_S
+BOUND_S = 3 + 3 * SLACK_S
 
 
 def test_text_only_answers_end_in_a_hung_kill_for_stdin_and_relaunch_clis(
