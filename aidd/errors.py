@@ -18,7 +18,7 @@ class ExitCode(IntEnum):
     CLI_ERROR = 8  # agent CLI missing or unusable without a human
     BUDGET_EXHAUSTED = 9  # a budget is exhausted (wall time, tokens, cost, daily)
     NO_ASSISTANT = 70  # result: no assistant output
-    IDLE_TIMEOUT = 71  # result: silent past the idle budget, tree killed
+    IDLE_TIMEOUT = 71  # result: silent past the idle budget, or hung (--max-nudges), tree killed
     PROVIDER_ERROR = 72  # result: provider failure
     PROJECT_COMPLETE = 73  # completion confirmed (two-phase)
     RATE_LIMITED = 74  # result only: usage or rate limit, the run sleeps and retries
