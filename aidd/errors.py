@@ -23,7 +23,7 @@ class ExitCode(IntEnum):
     # attempts failed; aidd/reports/health.py), so a scheduler sees a bad night (issue 28)
     RUN_FAILED = 10
     NO_ASSISTANT = 70  # result: no assistant output
-    IDLE_TIMEOUT = 71  # result: silent past the idle budget, tree killed
+    IDLE_TIMEOUT = 71  # result: silent past the idle budget, or hung (--max-nudges), tree killed
     PROVIDER_ERROR = 72  # result: provider failure
     PROJECT_COMPLETE = 73  # completion confirmed (two-phase)
     RATE_LIMITED = 74  # result only: usage or rate limit, the run sleeps and retries

@@ -111,6 +111,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("timeout", Kind.SECONDS, 3600, _L, "wall-clock limit per attempt, 0 = none"),
     Option("idle-timeout", Kind.SECONDS, 900, _L, "kill after this much silence, 0 = never"),
     Option("idle-nudge-timeout", Kind.SECONDS, 300, _L, "nudge after this much silence, 0 = never"),
+    Option("max-nudges", Kind.INT, 3, _L, "kill as hung (71) at the next nudge due after N "
+           "nudges answered by no tool call and no file change, 0 = no cap"),
     Option("liveness", Kind.CHOICE, "signals", _L, "judge a silent agent by its tool calls, CPU "
            "and file changes (signals), or by its output alone (output)",
            choices=("signals", "output"), metavar="signals|output"),

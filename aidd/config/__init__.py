@@ -79,6 +79,7 @@ class Settings:
     timeout: int
     idle_timeout: int
     idle_nudge_timeout: int
+    max_nudges: int  # 0: no cap (issue 28)
     liveness: str  # "signals" or "output" (issue 17)
     busy_timeout: int | None  # None: as `timeout`
     quit_on_abort: int

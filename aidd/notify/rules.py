@@ -88,7 +88,7 @@ def _trigger(record: Mapping[str, Any]) -> Trigger | None:
         confirmed = record.get("state") in ("confirmed", "already_completed")
         return Trigger.COMPLETED if confirmed else None
     if name == "kill":
-        return Trigger.IDLE_KILL if record.get("reason") == "idle" else None
+        return Trigger.IDLE_KILL if record.get("reason") in ("idle", "hung") else None
     return _BY_EVENT.get(str(name))
 
 
@@ -154,9 +154,12 @@ def _gate_red(r: Mapping[str, Any], rules: Rules) -> Words:
 
 
 def _idle_kill(r: Mapping[str, Any], _: Rules) -> Words:
+    killed = f"{len(r.get('pids') or ())} processes killed"
+    if r.get("reason") == "hung":  # issue 28: it kept answering nudges, with words only
+        return ("agent killed as hung", f"attempt {r.get('number')}: "
+                f"{_number(r.get('unanswered_nudges')):g} nudges answered by no work; {killed}")
     return ("agent killed after silence",
-            f"attempt {r.get('number')}: no output for the idle timeout; "
-            f"{len(r.get('pids') or ())} processes killed")
+            f"attempt {r.get('number')}: no output for the idle timeout; {killed}")
 
 
 _WORDS = {

@@ -26,7 +26,7 @@ class Trigger(Enum):
     QUIT_ON_ABORT = "quit_on_abort"
     PAUSE = "pause"  # a rate-limit or pacing pause longer than `min_pause_minutes`
     GATE_RED = "gate_red"  # the gate red after `gate_red_attempts` attempts in a row
-    IDLE_KILL = "idle_kill"  # an agent killed after its idle timeout
+    IDLE_KILL = "idle_kill"  # an agent killed after its idle timeout, or as hung (--max-nudges)
 
 
 @unique

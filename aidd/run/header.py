@@ -42,6 +42,7 @@ def emit_run_start(plan: RunPlan, journal: Journal) -> None:
                 **{r.value: choose_model(r, plan.models) for r in ModelRole}},
         limits={"max_iterations": s.max_iterations, "timeout": s.timeout,
                 "idle_timeout": s.idle_timeout, "nudge_timeout": plan.nudge_s,
+                "max_nudges": s.max_nudges,
                 "quit_on_abort": s.quit_on_abort, "max_wall_time": s.max_wall_time or None,
                 "max_tokens": s.max_tokens or None, "max_cost_usd": s.max_cost_usd or None,
                 "daily_max_tokens": s.daily_max_tokens or None,
@@ -71,7 +72,8 @@ def header_lines(plan: RunPlan, phase: Phase, state: PhaseState, number: int,
         f"CLI: {s.cli} {plan.cli_version} ({plan.binary})",
         f"Project: {paths.root}",
         f"Limits: max iterations {'unlimited' if s.max_iterations is None else s.max_iterations}"
-        f" · timeout {s.timeout}s · idle {s.idle_timeout}s · nudge {plan.nudge_s}s",
+        f" · timeout {s.timeout}s · idle {s.idle_timeout}s · nudge {plan.nudge_s}s"
+        f" · max nudges {s.max_nudges or 'no cap'}",
         f"Switches: stop-when-done {_on(s.stop_when_done)} · quit-on-abort {s.quit_on_abort} · "
         f"continue-on-timeout {_on(s.continue_on_timeout)} · no-clean {_on(s.no_clean)} · "
         f"extract {_on(s.extract_structured)} · keep-children {_on(s.keep_children)} · "

@@ -158,6 +158,7 @@ class IterationRunner:
             audit_name=state.phase.audit.name if state.phase.audit is not None else None,
             timeout_s=float(s.timeout), idle_timeout_s=float(s.idle_timeout),
             idle_nudge_s=float(plan.nudge_s), nudge_text=nudge, keep_children=s.keep_children,
+            max_nudges=s.max_nudges,
             transcript=log, events=self.journal.events, number=number, clock=self.clock,
             interrupt=self.interrupt, rate_limit_buffer_s=float(s.rate_limit_buffer),
             rate_limit_fallback_s=float(s.rate_limit_fallback),

@@ -1,4 +1,5 @@
-"""The two-stage idle machine (SUP-20..22): pure, driven by the times it is given."""
+"""The two-stage idle machine (SUP-20..22) and the nudge cap (issue 28): pure, driven by the
+times it is given."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from enum import Enum
 class IdleAction(Enum):
     NONE = "none"
     NUDGE = "nudge"
-    KILL = "kill"
+    KILL = "kill"  # silent for the idle timeout
+    HUNG = "hung"  # a nudge due after --max-nudges nudges that no work answered
 
 
 class IdleStage(Enum):
@@ -23,6 +25,7 @@ class IdleStage(Enum):
 class IdlePolicy:
     nudge_s: float
     idle_s: float
+    max_nudges: int = 0  # nudges in a row without work before the agent counts as hung; 0: no cap
 
     @property
     def enabled(self) -> bool:
@@ -41,12 +44,16 @@ class IdlePolicy:
 
 
 class IdleMonitor:
-    """Any byte returns the machine to stage 1 with a fresh timer."""
+    """Any byte returns the machine to stage 1 with a fresh timer. Only work (a tool call, a
+    project file change) answers a nudge: after `max_nudges` nudges with none, the next nudge
+    due is the kill (issue 28: an agent that answers each nudge with a line of text and goes
+    quiet was nudged 149 times in 10 minutes, and never killed)."""
 
     def __init__(self, policy: IdlePolicy, now: float) -> None:
         self.policy = policy
         self.last_activity = now
         self.stage = IdleStage.WATCHING if policy.enabled else IdleStage.OFF
+        self.unanswered = 0  # nudges sent since the agent last worked
 
     def activity(self, now: float) -> None:
         self.last_activity = now
@@ -58,6 +65,15 @@ class IdleMonitor:
         already sent stays unanswered, so a relaunched CLI's start-up cannot earn a second
         nudge instead of the kill (SUP-23)."""
         self.last_activity = now
+
+    def work(self) -> None:
+        """The agent called a tool or changed a project file: its nudges are answered."""
+        self.unanswered = 0
+
+    @property
+    def capped(self) -> bool:
+        cap = self.policy.max_nudges
+        return cap > 0 and self.unanswered >= cap
 
     def silence(self, now: float) -> float:
         return max(0.0, now - self.last_activity)
@@ -74,11 +90,13 @@ class IdleMonitor:
         due = self.due()
         if due is None or now < due:
             return IdleAction.NONE
-        if self.stage is IdleStage.WATCHING and self.policy.nudge_enabled:
+        nudge_due = self.stage is IdleStage.WATCHING and self.policy.nudge_enabled
+        if nudge_due and not self.capped:
             self.stage = IdleStage.NUDGED
+            self.unanswered += 1
             return IdleAction.NUDGE
         self.stage = IdleStage.KILLED
-        return IdleAction.KILL
+        return IdleAction.HUNG if nudge_due else IdleAction.KILL
 
 
 def seconds_text(value: float) -> str:

@@ -80,6 +80,14 @@ class Nudger:
         self._awaiting_answer = False  # a stdin nudge sent, no progress seen since
         self._state = ""  # the liveness state the nudge being sent was sent in, as shown
         self._resumed: str | None = None  # the conversation the last relaunch went on
+        self._work: tuple[int, float | None] = (0, None)  # tool calls, last file change seen
+
+    def worked(self, tool_calls: int, files_at: float | None) -> bool:
+        """Did the agent work since the last look: a tool call, or a project file changed?
+        Only work answers a nudge; a line of text does not (issue 28)."""
+        calls, changed = self._work
+        self._work = (tool_calls, files_at)
+        return tool_calls > calls or (files_at is not None and files_at != changed)
 
     def nudge(self, agent: Nudged, silence: float, vitals: Vitals | None = None) -> None:
         """Nudge `agent` after `silence` seconds without output, in the state its `vitals`

@@ -16,6 +16,7 @@ class EndCause(Enum):
 
     EXITED = "exited"
     IDLE = "idle"
+    HUNG = "hung"  # --max-nudges nudges answered by no work: killed as for IDLE (issue 28)
     WALL = "timeout"
     LINGER = "linger"
     SIGNAL = "signal"
@@ -98,6 +99,7 @@ _STOP_VERDICTS = {
 _KILL_VERDICTS = {
     EndCause.WALL: Verdict(ExitCode.TIMEOUT_OR_SIGNAL, Outcome.FAILURE, Reason.WALL_TIMEOUT),
     EndCause.IDLE: Verdict(ExitCode.IDLE_TIMEOUT, Outcome.FAILURE, Reason.IDLE_TIMEOUT),
+    EndCause.HUNG: Verdict(ExitCode.IDLE_TIMEOUT, Outcome.FAILURE, Reason.IDLE_TIMEOUT),
 }
 
 

@@ -10,7 +10,7 @@ import ctypes
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import cast
@@ -203,6 +203,12 @@ def describe(procs: Iterable[psutil.Process]) -> tuple[ProcInfo, ...]:
             name, cmd = "?", ""
         out.append(ProcInfo(proc.pid, name, cmd))
     return tuple(out)
+
+
+def listed(infos: Sequence[ProcInfo], label: Callable[[ProcInfo], str], most: int = 10) -> str:
+    """The first `most` labels, then how many more (a fork loop leaves hundreds)."""
+    named = ", ".join(label(i) for i in infos[:most])
+    return named + (f" and {len(infos) - most} more" if len(infos) > most else "")
 
 
 # -- killing --------------------------------------------------------------------------------

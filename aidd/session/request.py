@@ -47,6 +47,7 @@ class AttemptRequest:
     timeout_s: float = 3600  # 0 = no wall-clock limit
     idle_timeout_s: float = 900  # 0 = no idle supervision
     idle_nudge_s: float = 300  # 0 = no nudge
+    max_nudges: int = 3  # nudges without work before the agent counts as hung; 0 = no cap
     kill_grace_s: float = 5.0
     nudge_text: str = ""
     keep_children: bool = False

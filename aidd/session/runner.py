@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 import select
 import signal
-from collections.abc import Callable, Sequence
 from datetime import UTC
 from typing import Any
 
@@ -27,6 +26,7 @@ from aidd.session.stream import StreamRouter
 DRAIN_CAP_S = 10.0  # a descendant that keeps printing after the agent exits cannot stall us
 _KILL_REASONS = {
     EndCause.IDLE: "idle",
+    EndCause.HUNG: "hung",
     EndCause.WALL: "timeout",
     EndCause.LINGER: "linger",
     EndCause.SIGNAL: "signal",
@@ -40,13 +40,6 @@ def run_attempt(request: AttemptRequest) -> SessionOutcome:
     return _Attempt(request).run()
 
 
-def _names(infos: Sequence[proctree.ProcInfo], label: Callable[[proctree.ProcInfo], str],
-           most: int = 10) -> str:
-    """The first `most` labels, then how many more (a fork loop leaves hundreds)."""
-    named = ", ".join(label(i) for i in infos[:most])
-    return named + (f" and {len(infos) - most} more" if len(infos) > most else "")
-
-
 class _Attempt:
     def __init__(self, request: AttemptRequest) -> None:
         self.req = request
@@ -55,7 +48,8 @@ class _Attempt:
         self.zone = request.zone or request.clock.now().tzinfo or UTC
         self.parser = self.adapter.new_parser(self.zone)
         self.router = StreamRouter(request.transcript, self.parser)
-        self.policy = IdlePolicy(request.idle_nudge_s, request.idle_timeout_s)
+        self.policy = IdlePolicy(request.idle_nudge_s, request.idle_timeout_s,
+                                 request.max_nudges)
         self.started = self.clock.monotonic()
         self.started_epoch_s = self.clock.now().timestamp()
         self.idle = IdleMonitor(self.policy, self.started)
@@ -119,15 +113,27 @@ class _Attempt:
         deciding = idle_due is not None and now >= idle_due
         if self.liveness is not None and self.liveness.tick(now, fresh=deciding) is State.BUSY:
             self.idle.busy(now)  # busy is not silence (issue 17)
+        files = self.req.file_activity
+        if self.nudger.worked(self.parser.signals.tool_calls, files() if files else None):
+            self.idle.work()
         action = self.idle.poll(now)
         if action is IdleAction.NUDGE and self.linger_at is None:
             self.nudger.nudge(self, self.idle.silence(now), self.liveness)
-        elif action is IdleAction.KILL:
+        elif action in (IdleAction.KILL, IdleAction.HUNG):
+            return self._idle_end(action, now)
+        return None
+
+    def _idle_end(self, action: IdleAction, now: float) -> EndCause:
+        state = f" [{self.liveness.label()}]" if self.liveness is not None else ""
+        if action is IdleAction.KILL:
             silence = seconds_text(self.idle.silence(now))
-            state = f" [{self.liveness.label()}]" if self.liveness is not None else ""
             self.say(f"no output for {silence}; killing the agent tree{state}", "WARN")
             return EndCause.IDLE
-        return None
+        count = self.idle.unanswered
+        self.say(f"{count} nudge{'s' * (count != 1)} answered by no work (no tool call, no file "
+                 f"change): the agent counts as hung (--max-nudges); killing the agent "
+                 f"tree{state}", "WARN")
+        return EndCause.HUNG
 
     def _liveness(self) -> Vitals:
         signals, files = self.parser.signals, self.req.file_activity
@@ -260,13 +266,13 @@ class _Attempt:
         if only_if_alive and not report.procs:
             return
         self._wait_exit(1.0)
-        names = _names(report.procs, lambda p: p.label()) or "nothing left"
+        names = proctree.listed(report.procs, lambda p: p.label()) or "nothing left"
         suffix = "; SIGKILL needed" if report.escalated else ""
         self.say(f"killed the agent tree ({reason}): {names}{suffix}", "WARN")
         self.req.events.emit(
             "kill", number=self.req.number, reason=reason,
             pids=[{"pid": p.pid, "name": p.name} for p in report.procs],
-            escalated=report.escalated)
+            escalated=report.escalated, unanswered_nudges=self.idle.unanswered)
 
     def _leftovers(self) -> None:
         """Descendants still running after a normal exit (SUP-42)."""
@@ -281,7 +287,7 @@ class _Attempt:
             infos = self._terminate(scan, proctree.Root(root, lambda: False)).procs
         if not infos:
             return
-        named = _names(infos, lambda i: f"{i.label()} ({i.cmd})")
+        named = proctree.listed(infos, lambda i: f"{i.label()} ({i.cmd})")
         if self.req.keep_children:
             self.say(f"left running by the agent (--keep-children): {named}")
         else:

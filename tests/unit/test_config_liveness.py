@@ -28,7 +28,8 @@ def test_a_bad_liveness_word_names_the_choices() -> None:
 
 @pytest.mark.parametrize(("user", "project"), [
     ("", "busy-timeout: 7200"), ("busy-timeout: 600", "busy-timeout: 900"),
-    ("", "busy-timeout: 0"), ("liveness: output", "liveness: signals")])
+    ("", "busy-timeout: 0"), ("liveness: output", "liveness: signals"),
+    ("", "max-nudges: 0"), ("", "max-nudges: 4"), ("max-nudges: 2", "max-nudges: 3")])
 def test_the_project_may_not_loosen_liveness(tmp_path: Path, user: str, project: str) -> None:
     key = project.split(":")[0]
     with pytest.raises(UsageError, match=f"key '{key}: .*' loosens supervision"):
@@ -41,3 +42,10 @@ def test_the_project_may_not_loosen_liveness(tmp_path: Path, user: str, project:
 def test_the_project_may_tighten_liveness(tmp_path: Path) -> None:
     settings = _settings(tmp_path, project="busy-timeout: 300\nliveness: output\n")
     assert (settings.busy_timeout_s, settings.liveness) == (300, "output")
+
+
+def test_the_nudge_cap_defaults_to_3_and_the_project_may_lower_it(tmp_path: Path) -> None:
+    """Issue 28: --max-nudges; 0 is no cap, which only the user may choose."""
+    assert _settings(tmp_path).max_nudges == 3
+    assert _settings(tmp_path, environ={"AIDD_MAX_NUDGES": "0"}).max_nudges == 0
+    assert _settings(tmp_path, user="max-nudges: 5\n", project="max-nudges: 1\n").max_nudges == 1

@@ -46,6 +46,9 @@ def test_each_trigger_from_its_event() -> None:
         (_event("kill", number=2, reason="idle", pids=[{"pid": 1, "name": "x"}],
                 escalated=False), "idle_kill", "agent killed after silence",
          "attempt 2: no output for the idle timeout; 1 processes killed"),
+        (_event("kill", number=4, reason="hung", pids=[{"pid": 1, "name": "x"}],
+                escalated=False, unanswered_nudges=3), "idle_kill", "agent killed as hung",
+         "attempt 4: 3 nudges answered by no work; 1 processes killed"),
     ]
     for record, trigger, title, message in cases:
         ((target, note),) = rules.notes(record)

@@ -99,3 +99,57 @@ def test_work_after_the_nudge_delays_the_kill_but_earns_no_second_nudge(
     assert monitor.stage is IdleStage.NUDGED
     assert monitor.poll(5.4) is IdleAction.NONE
     assert monitor.poll(5.5) is IdleAction.KILL
+
+
+# -- the nudge cap (issue 28) ----------------------------------------------------------------
+def capped_run(max_nudges: int, replies_at: tuple[float, ...], work_at: tuple[float, ...] = (),
+               until_s: float = 30) -> list[tuple[float, IdleAction]]:
+    """Nudge after 1 s, kill after 5 s of silence; a line of text at each of `replies_at`, a
+    tool call or file change at each of `work_at`."""
+    monitor = IdleMonitor(IdlePolicy(nudge_s=1, idle_s=5, max_nudges=max_nudges), 0.0)
+    actions = []
+    for tick in range(1, int(until_s * 100) + 1):
+        now = tick / 100
+        if any(abs(now - t) < 1e-9 for t in replies_at):
+            monitor.activity(now)
+        if any(abs(now - t) < 1e-9 for t in work_at):
+            monitor.activity(now)
+            monitor.work()
+        action = monitor.poll(now)
+        if action is not IdleAction.NONE:
+            actions.append((round(now, 2), action))
+    return actions
+
+
+def test_nudges_answered_with_text_only_end_in_a_hung_kill() -> None:
+    """Each nudge gets a line of text 0.2 s later: the text restarts the silence, so without a
+    cap this is nudged every 1.2 s until the wall clock; with 2 the third nudge is the kill."""
+    replies = tuple(round(1.2 * k, 2) for k in range(1, 30))
+    assert capped_run(2, replies) == [(1.0, IdleAction.NUDGE), (2.2, IdleAction.NUDGE),
+                                      (3.4, IdleAction.HUNG)]
+    assert [a for _, a in capped_run(0, replies)] == [IdleAction.NUDGE] * 25  # 0: no cap
+
+
+def test_a_tool_call_between_nudges_starts_the_count_again() -> None:
+    replies = (1.2, 2.4, 3.6, 4.8, 6.0, 7.2)
+    nudges = [(1.0, IdleAction.NUDGE), (2.2, IdleAction.NUDGE), (3.4, IdleAction.NUDGE)]
+    assert capped_run(3, replies) == [*nudges, (4.6, IdleAction.HUNG)]
+    assert capped_run(3, replies, work_at=(3.6,)) == [
+        *nudges, (4.6, IdleAction.NUDGE), (5.8, IdleAction.NUDGE), (7.0, IdleAction.NUDGE),
+        (8.2, IdleAction.HUNG)]
+
+
+def test_silence_after_the_last_nudge_is_still_the_idle_kill() -> None:
+    """The cap decides at a nudge's due time; an agent silent after the last nudge is killed
+    at --idle-timeout, as before, with its unanswered nudges counted."""
+    monitor = IdleMonitor(IdlePolicy(nudge_s=1, idle_s=5, max_nudges=1), 0.0)
+    assert monitor.poll(1.0) is IdleAction.NUDGE
+    assert monitor.poll(4.9) is IdleAction.NONE
+    assert monitor.poll(5.0) is IdleAction.KILL
+    assert monitor.unanswered == 1
+
+
+def test_the_cap_needs_a_nudge() -> None:
+    monitor = IdleMonitor(IdlePolicy(nudge_s=0, idle_s=5, max_nudges=1), 0.0)
+    assert monitor.poll(5.0) is IdleAction.KILL
+    assert monitor.unanswered == 0

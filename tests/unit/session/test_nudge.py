@@ -194,3 +194,15 @@ def test_a_relaunch_nudge_that_cannot_be_delivered_says_why(
     (event,) = events.emitted
     assert (event["delivered"], event["why_not"], event["with_task"], event["task_check"]) == (
         False, why_not, None, check)
+
+
+def test_only_a_tool_call_or_a_file_change_is_work() -> None:
+    """Issue 28: text answers nothing; a new tool call or a newer file change does."""
+    nudge, _ = nudger("claude-code")
+    assert nudge.worked(0, None) is False
+    assert nudge.worked(0, None) is False  # text only: the counts did not move
+    assert nudge.worked(1, None) is True
+    assert nudge.worked(1, None) is False
+    assert nudge.worked(1, 12.5) is True  # a file changed
+    assert nudge.worked(1, 12.5) is False  # the same change, seen again
+    assert nudge.worked(2, 13.0) is True
