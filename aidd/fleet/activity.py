@@ -42,6 +42,11 @@ from aidd.project.stop import request_stop
 from aidd.session import procfs
 
 TERM_WAIT_S = 30.0  # aidd's own kill grace is 5 s; then its process group is killed
+# How often the activity looks at events.jsonl and heartbeats, and (the worker's throttle) how
+# often a heartbeat reaches the server: a cancellation (a stop) is delivered only in a
+# heartbeat's answer, and `aidd fleet status` shows the last heartbeat that arrived. The SDK's
+# default throttle, 0.8 x the heartbeat timeout, made both lag up to 24 s (issue 28).
+BEAT_S = 1.0
 LOCK_WAIT_S = 60.0  # a lost attempt's aidd may still be ending its agent on this machine
 RESULT_EXITS = (0, 6, 9, 73, 124)
 STALE = ("stale: the branch moved on (a newer attempt pushed); this attempt stopped without "
@@ -80,8 +85,8 @@ class ProjectActivities:
 
 
 def _tick(job: ProjectJob) -> float:
-    """Heartbeat well inside the timeout (the SDK sends at most one per 80 % of it)."""
-    return max(0.2, min(5.0, job.heartbeat_s / 4))
+    """Heartbeat well inside the timeout, at least every BEAT_S."""
+    return max(0.2, min(BEAT_S, job.heartbeat_s / 4))
 
 
 def _carried() -> Progress | None:
@@ -113,8 +118,8 @@ async def _watch(proc: asyncio.subprocess.Process, root: Path, progress: Progres
                  tick: float, pushing: Publishing) -> Progress:
     """Heartbeat the progress until aidd ends, publishing a git project's work after each
     iteration (exactly as it ended: its checkpoint's tree, so the look need not be quick; a
-    look every 0.25 s measured 3 % of a core with 20 projects, one per tick 0.4 %); a worker
-    shutting down stops aidd, publishes, and fails the attempt."""
+    look every 0.25 s measured 3 % of a core with 20 projects, one per BEAT_S a quarter of
+    that); a worker shutting down stops aidd, publishes, and fails the attempt."""
     while True:
         progress = await _beating(pushing.after_iteration, advance(progress, root), tick)
         activity.heartbeat(progress)
