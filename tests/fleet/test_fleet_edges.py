@@ -10,6 +10,7 @@ from datetime import datetime
 import psutil
 import pytest
 
+from aidd.fleet import server
 from tests.fleet.lab import Lab, working
 from tests.integration.runs import events
 from tests.waiting import wait_for
@@ -57,3 +58,21 @@ def test_status_shows_an_iterations_end_within_seconds(lab: Lab) -> None:
     assert (row["iteration"], row["cost_usd"]) == (2, 0.25)
     assert lab.run("stop", "--now").code == 0
     assert up.wait(60) == 6, lab.output()
+
+
+def test_status_and_stop_never_start_the_local_server(lab: Lab) -> None:
+    for command in (["status"], ["status", "--json"], ["stop"], ["stop", "--now", "x"]):
+        res = lab.run(*command)
+        assert res.code == 0, res.err
+        assert res.out.startswith("no fleet server is running here: the fleet is not running")
+        assert res.out.count("\n") == 1
+        assert not res.err
+    assert not (lab.data_dir / "server.json").exists()
+    projects = {"d0": lab.project("d0", working(0))}
+    assert lab.start("up", str(lab.fleet_file(projects))).wait(90) == 0, lab.output()
+    assert lab.status()["d0"]["state"] == "done"  # asked while it runs
+    assert lab.run("down").code == 0
+    res = lab.run("status")
+    assert res.out.startswith("no fleet server is running here"), res.out
+    assert lab.run("stop").out.startswith("no fleet server is running here")
+    assert server.read_state(lab.data_dir) is None  # still down

@@ -27,14 +27,21 @@ def _ephemeral() -> tuple[int, int]:
     return int(low), int(high)
 
 
+def _started_by_a_worker(lab: Lab, name: str) -> dict[str, int]:
+    """The local server a worker starts (status never starts one), the worker stopped."""
+    worker = lab.start("worker", name=name)
+    wait_for(lambda: "task queue ready" in lab.output(name), 60, "the worker ready")
+    worker.terminate()
+    assert worker.wait(60) == 0, lab.output(name)
+    return dict(json.loads((lab.data_dir / "server.json").read_text()))
+
+
 def test_the_local_servers_port_is_below_the_ephemeral_range_and_kept(lab: Lab) -> None:
-    assert lab.run("status").code == 0
-    first = json.loads((lab.data_dir / "server.json").read_text())
+    first = _started_by_a_worker(lab, "w1")
     assert server.PORT_FLOOR <= first["port"] < _ephemeral()[0]
     assert lab.run("down").code == 0
     (lab.data_dir / "server.json").unlink()  # forgotten: the port comes from the data dir
-    assert lab.run("status").code == 0
-    again = json.loads((lab.data_dir / "server.json").read_text())
+    again = _started_by_a_worker(lab, "w2")
     assert again["port"] == first["port"]
     assert again["pid"] != first["pid"]
 
