@@ -23,6 +23,7 @@ from temporalio.converter import value_to_type
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from aidd.clock import SystemClock
+from aidd.console import print_out
 from aidd.fleet import checkout, child
 from aidd.fleet.connection import without_credentials
 from aidd.fleet.progress import advance, resumed, this_host
@@ -63,6 +64,22 @@ class ProjectActivities:
 
     @activity.defn(name="run_aidd")
     async def run_aidd(self, job: ProjectJob) -> ProjectResult:
+        """One attempt. Its failure is one line on the worker's console and in the status,
+        never a traceback (the SDK logs a failure that is not BENIGN with its traceback)."""
+        try:
+            return await self._attempt(job)
+        except ApplicationError as err:
+            failure = err
+        except Exception as err:  # a bug or an OSError: still the project's error, one line
+            failure = ApplicationError(f"{err.__class__.__name__}: {err}", type="AttemptError")
+        message = " ".join(failure.message.split())
+        print_out(f"aidd fleet: {job.name}: attempt {activity.info().attempt} failed: "
+                  f"{message}\n")
+        raise ApplicationError(message, *failure.details, type=failure.type,
+                               non_retryable=failure.non_retryable,
+                               category=ApplicationErrorCategory.BENIGN) from None
+
+    async def _attempt(self, job: ProjectJob) -> ProjectResult:
         root = await checkout.prepare(job, self.data_dir)
         progress = resumed(_carried(), root, this_host(self.environ))
         await _wait_for_lock(root, progress)

@@ -76,3 +76,25 @@ def test_status_and_stop_never_start_the_local_server(lab: Lab) -> None:
     assert res.out.startswith("no fleet server is running here"), res.out
     assert lab.run("stop").out.startswith("no fleet server is running here")
     assert server.read_state(lab.data_dir) is None  # still down
+
+
+def test_a_missing_project_directory_is_created_and_errors_are_one_line(lab: Lab) -> None:
+    spec = lab.root / "spec.txt"
+    spec.write_text("A greeting page.\n")
+    fresh = lab.project("fresh", working(0), args=["--max-iterations", "1", "--spec", str(spec)])
+    fresh["path"] = str(lab.root / "new" / "fresh")  # does not exist yet: aidd creates it
+    blocked = lab.project("blocked", working(0))
+    (lab.root / "a-file").write_text("not a directory\n")
+    blocked["path"] = str(lab.root / "a-file" / "blocked")  # cannot be created
+    up = lab.start("up", str(lab.fleet_file({"fresh": fresh, "blocked": blocked},
+                                            max_attempts=3)))
+    assert up.wait(90) == 1, lab.output()
+    out = lab.output()
+    assert "Traceback" not in out
+    assert (lab.root / "new" / "fresh" / ".automaker" / "events.jsonl").is_file()
+    status = lab.status()
+    assert status["fresh"]["attempt"] == 1
+    assert status["blocked"]["attempt"] == 1
+    assert status["blocked"]["state"] == "failed"
+    failures = [line for line in out.splitlines() if line.startswith("aidd fleet: blocked:")]
+    assert len(failures) == 1, out
