@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 
 from temporalio import activity
@@ -37,6 +38,7 @@ from aidd.fleet.records import (
     State,
     state_for_exit,
 )
+from aidd.fleet.resume import resume_args
 from aidd.project.lockfile import holder_running, read_lock
 from aidd.project.paths import ProjectPaths
 from aidd.project.stop import request_stop
@@ -83,8 +85,16 @@ class ProjectActivities:
         root = await checkout.prepare(job, self.data_dir)
         progress = resumed(_carried(), root, this_host(self.environ))
         await _wait_for_lock(root, progress)
+        # What a lost attempt's aidd wrote after its last heartbeat (here, the same file):
+        # the iterations it ended count against this attempt's limits too.
+        progress = advance(progress, root)
+        progress = replace(progress, started_at=progress.started_at or _now().isoformat())
+        left = resume_args(job.args, progress, _seconds_since(progress.started_at))
+        if left.spent:
+            return ProjectResult(state_for_exit(left.exit_code), left.exit_code, progress,
+                                 left.spent)
         log = self.data_dir / "logs" / job.fleet / f"{job.name}.log"
-        proc = await child.spawn(child.aidd_argv(root, job.cli, job.args), root,
+        proc = await child.spawn(child.aidd_argv(root, job.cli, left.args), root,
                                  {**self.environ, **job.env}, log)
         progress = replace(progress, pid=proc.pid, attempt=activity.info().attempt)
         pushing = Publishing(Publisher(root, job.branch) if job.git else None, job.name, log,
@@ -104,6 +114,18 @@ class ProjectActivities:
 def _tick(job: ProjectJob) -> float:
     """Heartbeat well inside the timeout, at least every BEAT_S."""
     return max(0.2, min(BEAT_S, job.heartbeat_s / 4))
+
+
+def _now() -> datetime:
+    return SystemClock().now()
+
+
+def _seconds_since(moment: str) -> float:
+    """Seconds since the run's first attempt started aidd (the run's wall time so far)."""
+    try:
+        return (_now() - datetime.fromisoformat(moment)).total_seconds()
+    except (TypeError, ValueError):  # details of another version
+        return 0.0
 
 
 def _carried() -> Progress | None:

@@ -94,6 +94,7 @@ def fold(progress: Progress, event: dict[str, Any]) -> Progress:
                        result=progress.result if result is None else result,
                        cost_usd=progress.cost_usd + (amount or 0.0),
                        costs_unknown=progress.costs_unknown + int(amount is None),
+                       tokens=progress.tokens + _tokens(event.get("tokens")),
                        by_result=by_result, last_end_at=ts or progress.last_end_at)
     if name == "checkpoint" and _text(event.get("label")).endswith("-end"):
         commit = event.get("commit")
@@ -103,6 +104,12 @@ def fold(progress: Progress, event: dict[str, Any]) -> Progress:
         return replace(progress, run_reason=_text(event.get("reason")) or "?",
                        last_end_at=ts or progress.last_end_at)
     return progress
+
+
+def _tokens(value: object) -> int:
+    """An iteration's tokens, all kinds summed; what is not a count as aidd writes it is 0."""
+    counts = value.values() if isinstance(value, dict) else ()
+    return sum(count for count in counts if _small(count))
 
 
 def _text(value: object, limit: int = TEXT_LIMIT) -> str:

@@ -75,6 +75,8 @@ class Progress:
     # (summed over the attempts, on every worker; JSON types: result keys are strings):
     by_result: dict[str, int] = field(default_factory=dict)  # iteration_end result -> count
     costs_unknown: int = 0  # iteration_end events whose cost_usd was null
+    tokens: int = 0  # the iterations' tokens, all kinds summed (as aidd's --max-tokens)
+    started_at: str = ""  # when the run's first attempt started aidd (ISO): its wall time
     hosts: list[str] = field(default_factory=list)  # each host that ran an attempt, in order
     root: str = ""  # the project directory on `host` (its events.jsonl is `offset`'s file)
     last_end_at: str = ""  # `ts` of the last iteration_end or run_end

@@ -1,16 +1,25 @@
-"""The fleet's rough edges of issue 28 (item 6), end to end on the local server with fake
-agents: how soon a stop and an iteration's end reach the fleet with the default heartbeat
-timeout (30 s: the SDK's own throttle made both lag up to 24 s)."""
+"""The fleet's rough edges of issue 28 (item 6), on the local server with fake agents: how soon
+a stop and an iteration's end reach the fleet with the default heartbeat timeout (30 s: the
+SDK's own throttle made both lag up to 24 s); status and stop never start the server; a missing
+project directory; a stop that came too late; a retry that continues its run's limits."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
 import time
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import psutil
 import pytest
+from temporalio import activity
+from temporalio.worker import Worker
 
-from aidd.fleet import server
+from aidd.fleet import control, server
+from aidd.fleet.connection import Target
+from aidd.fleet.records import Progress, ProjectJob, ProjectResult, State
+from aidd.fleet.workflows import ProjectWorkflow
 from tests.fleet.lab import Lab, working
 from tests.integration.runs import events
 from tests.waiting import wait_for
@@ -98,3 +107,69 @@ def test_a_missing_project_directory_is_created_and_errors_are_one_line(lab: Lab
     assert status["blocked"]["state"] == "failed"
     failures = [line for line in out.splitlines() if line.startswith("aidd fleet: blocked:")]
     assert len(failures) == 1, out
+
+
+def test_a_stop_that_came_too_late_says_so_in_the_workflows_result(lab: Lab) -> None:
+    """aidd ended done while its stop was on the way (a run's last moments): the workflow's
+    result keeps that end and says the stop was not applied. The activity here is a stand-in
+    that ends 0 when cancelled, which makes the race certain."""
+    lab.start("worker", name="worker")  # the local server (the stand-in has its own queue)
+    wait_for(lambda: "task queue ready" in lab.output("worker"), 60, "the local server")
+    job = ProjectJob("lab", "late", str(lab.root), "", "", "opencode", [], "", heartbeat_s=30)
+    running = asyncio.Event()
+
+    @activity.defn(name="run_aidd")
+    async def ends_done_anyway(_job: ProjectJob) -> ProjectResult:
+        running.set()
+        with contextlib.suppress(asyncio.CancelledError):
+            while True:
+                activity.heartbeat()
+                await asyncio.sleep(0.2)
+        return ProjectResult(State.DONE, 0, Progress(iteration=5))
+
+    async def scenario() -> ProjectResult:
+        client = await control.connect(Target(lab.server_address(), "default"))
+        async with Worker(client, task_queue="late", workflows=[ProjectWorkflow],
+                          activities=[ends_done_anyway],
+                          max_heartbeat_throttle_interval=timedelta(seconds=1)):
+            handle = await client.start_workflow(ProjectWorkflow.run, job, id=job.workflow_id,
+                                                 task_queue="late")
+            await asyncio.wait_for(running.wait(), 60)
+            await handle.signal(ProjectWorkflow.stop, "graceful")
+            return await asyncio.wait_for(handle.result(), 60)
+
+    result = asyncio.run(scenario())
+    assert (result.state, result.exit_code, result.progress.iteration) == (State.DONE, 0, 5)
+    assert result.message == ("stop requested, not applied: the run ended done (exit 0) "
+                              "before the stop took effect")
+    row = lab.status()["late"]  # status shows the result's message
+    assert row["message"] == result.message
+
+
+def test_a_retry_continues_the_runs_iterations_and_budget(lab: Lab) -> None:
+    cut = [{"mark": "cut"}, {"sleep": 60}]
+    projects = {"c0": lab.project("c0", working(0), cut, *[working(0)] * 3,
+                                  args=["--max-iterations", "3", "--max-cost-usd", "5"])}
+    fleet = str(lab.fleet_file(projects))
+    up = lab.start("up", fleet)
+    wait_for(lambda: lab.mark("c0", "cut"), 60, "the second iteration")
+    agent = lab.fakes["c0"].records()[-1]["pid"]
+    up.kill()  # kill -9 mid-iteration: the retry continues the run
+    up.wait()
+    wait_for(lambda: _gone(agent), 20, "the cut-off agent's end")
+    again = lab.start("up", fleet, name="up2")
+    assert again.wait(90) == 0, lab.output("up2")
+    root = lab.root / "projects" / "c0"
+    first, second = events(root, "run_start")
+    ends = events(root, "iteration_end")
+    before = [e for e in ends if e["run"] == first["run"]]
+    assert second["limits"]["max_iterations"] == 3 - len(before)
+    spent = sum(e["cost_usd"] or 0 for e in before)
+    assert second["limits"]["max_cost_usd"] == pytest.approx(5 - spent)
+    assert len(ends) == 3  # the run's 3 iterations, over both attempts
+    assert len(lab.fakes["c0"].records()) <= 4  # 3, plus the one cut off
+    assert lab.status()["c0"]["attempt"] == 2
+    res = lab.run("report", fleet, "--json")
+    assert res.code == 0, res.err
+    line = json.loads(res.out)["projects"][0]
+    assert (line["source"], line["attempts"]) == ("local", 3)  # both attempts' aidd runs
