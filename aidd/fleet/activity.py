@@ -21,7 +21,7 @@ from pathlib import Path
 
 from temporalio import activity
 from temporalio.converter import value_to_type
-from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory, CancelledError
 
 from aidd.clock import SystemClock
 from aidd.console import print_out
@@ -70,6 +70,8 @@ class ProjectActivities:
         never a traceback (the SDK logs a failure that is not BENIGN with its traceback)."""
         try:
             return await self._attempt(job)
+        except CancelledError:  # the SDK's own: its cancellation, not a failure
+            raise
         except ApplicationError as err:
             failure = err
         except Exception as err:  # a bug or an OSError: still the project's error, one line
@@ -88,7 +90,8 @@ class ProjectActivities:
         # What a lost attempt's aidd wrote after its last heartbeat (here, the same file):
         # the iterations it ended count against this attempt's limits too.
         progress = advance(progress, root)
-        progress = replace(progress, started_at=progress.started_at or _now().isoformat())
+        progress = replace(progress, started_at=progress.started_at or _now().isoformat(),
+                           attempt=activity.info().attempt)
         left = resume_args(job.args, progress, _seconds_since(progress.started_at))
         if left.spent:
             return ProjectResult(state_for_exit(left.exit_code), left.exit_code, progress,
@@ -96,7 +99,7 @@ class ProjectActivities:
         log = self.data_dir / "logs" / job.fleet / f"{job.name}.log"
         proc = await child.spawn(child.aidd_argv(root, job.cli, left.args), root,
                                  {**self.environ, **job.env}, log)
-        progress = replace(progress, pid=proc.pid, attempt=activity.info().attempt)
+        progress = replace(progress, pid=proc.pid)
         pushing = Publishing(Publisher(root, job.branch) if job.git else None, job.name, log,
                              seen=progress.ended)
         try:

@@ -19,7 +19,7 @@ from temporalio.client import (
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.converter import value_to_type
 from temporalio.exceptions import WorkflowAlreadyStartedError
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from aidd.fleet.connection import Target, unreachable
 from aidd.fleet.records import (
@@ -176,12 +176,18 @@ async def _ended(handle: WorkflowHandle[object, object], fleet: str, project: st
 
 
 async def stop_projects(client: Client, rows: Iterable[Row], now: bool) -> list[Row]:
-    """Signal `stop` to each running project of `rows`; the ones signalled."""
+    """Signal `stop` to each running project of `rows`; the ones signalled (not one that
+    ended between the look and the signal)."""
     asked = []
     for row in rows:
         if row.state in (State.QUEUED, State.RUNNING, State.RETRYING):
             handle = client.get_workflow_handle(row.workflow_id)
-            await handle.signal(ProjectWorkflow.stop, "now" if now else "graceful")
+            try:
+                await handle.signal(ProjectWorkflow.stop, "now" if now else "graceful")
+            except RPCError as err:
+                if err.status != RPCStatusCode.NOT_FOUND:
+                    raise
+                continue
             asked.append(row)
     return asked
 

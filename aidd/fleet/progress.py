@@ -90,6 +90,7 @@ def fold(progress: Progress, event: dict[str, Any]) -> Progress:
             progress.end_checkpoint_of else ""
         end = f"{'?' if number is None else number} {tree}".rstrip()
         return replace(progress, ended=progress.ended + 1, ends=[*progress.ends, end][-ENDS_KEPT:],
+                       cut=progress.cut + int(event.get("reason") == "signal"),
                        last_ended=progress.last_ended if number is None else number,
                        result=progress.result if result is None else result,
                        cost_usd=progress.cost_usd + (amount or 0.0),

@@ -69,6 +69,7 @@ class Progress:
     pid: int = 0  # aidd's pid on `host`
     attempt: int = 0  # the activity's attempt (retries)
     ended: int = 0  # iteration_end events seen: the moments a git project's work is pushed
+    cut: int = 0  # of them, iterations aidd cut off on a signal (a lost worker, stop --now)
     last_ended: int = 0  # the number of the last iteration that ended
     pushed: str = ""  # a git project: the last commit this run pushed to its branch
     # What `aidd fleet report` needs of a run whose events.jsonl are on other machines

@@ -1,8 +1,9 @@
 """A retry continues its project's run: the limits the fleet file gives aidd (`--max-iterations`
 and the run's budgets) count across the run's attempts, so a retry gets what is left of them,
-computed from the progress so far (the iterations ended, their cost and tokens, the time since
-the first attempt started aidd). Without this a worker lost mid-run made every retry run the
-whole `--max-iterations` again (issue 28: projects capped at 5 iterations ran 7-9).
+computed from the progress so far (the iterations ended but the one cut off, their cost and
+tokens, the time since the first attempt started aidd). Without this a worker lost mid-run made
+every retry run the whole `--max-iterations` again (issue 28: projects capped at 5 iterations
+ran 7-9); now a 5-iteration project runs at most 5 plus the one cut off.
 
 Only the fleet file's `args` are read (trusted): a limit set in a config file applies afresh to
 each attempt. The progress comes from events.jsonl, which the agent can write: a retry's limit
@@ -30,7 +31,8 @@ class Limit:
 
 
 LIMITS = (
-    Limit("max-iterations", lambda p, _s: p.ended, 0, whole=True),
+    # An iteration cut off by a signal (its worker lost) is done again: it does not count.
+    Limit("max-iterations", lambda p, _s: p.ended - p.cut, 0, whole=True),
     Limit("max-cost-usd", lambda p, _s: max(0.0, p.cost_usd), BUDGET_EXIT, whole=False),
     Limit("max-tokens", lambda p, _s: p.tokens, BUDGET_EXIT, whole=True),
     Limit("max-wall-time", lambda _p, s: max(0.0, s), BUDGET_EXIT, whole=True),

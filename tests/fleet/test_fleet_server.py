@@ -27,21 +27,17 @@ def _ephemeral() -> tuple[int, int]:
     return int(low), int(high)
 
 
-def _started_by_a_worker(lab: Lab, name: str) -> dict[str, int]:
-    """The local server a worker starts (status never starts one), the worker stopped."""
-    worker = lab.start("worker", name=name)
-    wait_for(lambda: "task queue ready" in lab.output(name), 60, "the worker ready")
-    worker.terminate()
-    assert worker.wait(60) == 0, lab.output(name)
+def _started(lab: Lab) -> dict[str, int]:
+    lab.local_server()
     return dict(json.loads((lab.data_dir / "server.json").read_text()))
 
 
 def test_the_local_servers_port_is_below_the_ephemeral_range_and_kept(lab: Lab) -> None:
-    first = _started_by_a_worker(lab, "w1")
+    first = _started(lab)
     assert server.PORT_FLOOR <= first["port"] < _ephemeral()[0]
     assert lab.run("down").code == 0
     (lab.data_dir / "server.json").unlink()  # forgotten: the port comes from the data dir
-    again = _started_by_a_worker(lab, "w2")
+    again = _started(lab)
     assert again["port"] == first["port"]
     assert again["pid"] != first["pid"]
 

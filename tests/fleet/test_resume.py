@@ -56,3 +56,9 @@ def test_a_sliver_of_budget_is_never_written_as_0_which_means_none() -> None:
 def test_a_value_aidd_rejects_is_passed_on_for_aidd_to_reject() -> None:
     args = ["--max-iterations", "many"]
     assert resume_args(args, Progress(ended=2), 0).args == args
+
+
+def test_an_iteration_cut_off_by_a_signal_is_done_again() -> None:
+    lost = Progress(ended=2, cut=1, cost_usd=0.5)  # the second was cut off: its cost counts
+    assert resume_args(["--max-iterations", "3", "--max-cost-usd", "2"], lost, 0).args == [
+        "--max-iterations", "2", "--max-cost-usd", "1.5"]
