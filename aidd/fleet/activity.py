@@ -160,8 +160,8 @@ async def _watch(proc: asyncio.subprocess.Process, root: Path, progress: Progres
                  tick: float, pushing: Publishing) -> Progress:
     """Heartbeat the progress until aidd ends, publishing a git project's work after each
     iteration (exactly as it ended: its checkpoint's tree, so the look need not be quick; a
-    look every 0.25 s measured 3 % of a core with 20 projects, one per BEAT_S a quarter of
-    that); a worker shutting down stops aidd, publishes, and fails the attempt."""
+    look every 0.25 s measured 3 % of a core with 20 projects; one per BEAT_S is a quarter of
+    those looks); a worker shutting down stops aidd, publishes, and fails the attempt."""
     while True:
         progress = await _beating(pushing.after_iteration, advance(progress, root), tick)
         activity.heartbeat(progress)

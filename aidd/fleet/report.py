@@ -59,8 +59,9 @@ def _one(job: ProjectJob, data_dir: Path, since: str | None, row: Row | None,
     if known is not None and set(known.progress.hosts) != {here}:  # (partly) run elsewhere
         return ProjectReport(job.name, str(_place(job, data_dir)), None, row=known,
                              source=SERVER)
-    # Every aidd run of the workflow run (a retry is a new aidd run), not only the last one.
-    local = _local(job, data_dir, since or (row.started if row is not None else None) or None)
+    # Every aidd run of the workflow run that ran (a retry is a new aidd run), not only the
+    # last one; a run not started yet (queued) leaves the window at aidd's last run.
+    local = _local(job, data_dir, since or (known.started if known is not None else "") or None)
     if local.report is not None:
         return replace(local, row=row, source=LOCAL)
     if known is not None:  # no report here (the checkout gone, aidd's error): the server's

@@ -89,7 +89,9 @@ def test_a_local_line_covers_every_aidd_run_of_the_workflow_run(tmp_path: Path,
     monkeypatch.setattr(report.subprocess, "run", aidd_report)
     row = Row("lab", "p", State.DONE, Progress(hosts=["here"]), 0,
               started="2026-11-26T01:00:00+00:00")
+    queued = Row("lab", "p", State.QUEUED, started="2026-11-27T01:00:00+00:00")
     report.gather([_job(tmp_path)], tmp_path, None, {"p": row}, "here")
     report.gather([_job(tmp_path)], tmp_path, "22:00", {"p": row}, "here")
+    report.gather([_job(tmp_path)], tmp_path, None, {"p": queued}, "here")
     assert [argv[-2:] for argv in asked] == [["--since", "2026-11-26T01:00:00+00:00"],
-                                             ["--since", "22:00"]]
+                                             ["--since", "22:00"], ["--report", "--json"]]
