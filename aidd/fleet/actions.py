@@ -24,6 +24,7 @@ from aidd.fleet.worker import make_worker
 
 DEFAULT_SLOTS = 4
 REPORT_ASK_S = 60.0  # the server's answer to `report`, connecting included
+NOT_RUNNING = "no fleet server is running here"
 _ALONE = "reported from this machine's checkouts alone"
 _T = TypeVar("_T")
 
@@ -52,6 +53,14 @@ class Where:
             local = server.ensure_server(self.data_dir, server.find_binary(self.binary))
             target = self.local(local.address)
         return await control.connect(target)
+
+    async def running(self) -> Client | None:
+        """A client of the server only when it runs (None: the local one does not): `status`,
+        `stop` and `report` ask, never start it (after `aidd fleet down` it stays down)."""
+        if self.remote:
+            return await self.client()
+        local = server.read_state(self.data_dir)
+        return None if local is None else await control.connect(self.local(local.address))
 
     def local(self, address: str) -> connection.Target:
         """The local server at `address`: plain, no TLS (Temporal's configuration unread)."""
@@ -85,13 +94,20 @@ async def work(where: Where, slots: int) -> int:
 
 
 async def status(where: Where, fleet: str | None, as_json: bool) -> int:
-    rows = await control.fleet_status(await where.client(), fleet)
+    client = await where.running()
+    if client is None:
+        print_out(f"{NOT_RUNNING}: the fleet is not running (aidd fleet up FLEET.yaml)\n")
+        return int(ExitCode.SUCCESS)
+    rows = await control.fleet_status(client, fleet)
     print_out(show.as_json(rows) if as_json else show.as_text(rows))
     return int(ExitCode.SUCCESS)
 
 
 async def stop(where: Where, projects: Sequence[str], now: bool) -> int:
-    client = await where.client()
+    client = await where.running()
+    if client is None:
+        print_out(f"{NOT_RUNNING}: the fleet is not running, nothing to stop\n")
+        return int(ExitCode.SUCCESS)
     rows = await control.fleet_status(client)
     chosen = [r for r in rows if not projects or r.project in projects
               or f"{r.fleet}/{r.project}" in projects]
@@ -163,17 +179,14 @@ async def _first(work: Awaitable[_T], moved: Awaitable[server.LocalServer]
 async def _reported_rows(where: Where, fleet: str) -> tuple[dict[str, control.Row], str]:
     """The server's rows of the fleet's projects, and a note when there are none: a report
     never starts the local server, it asks it only when it runs."""
-    if where.remote:
-        asking, named = where.client(), "the fleet server"
-    else:
-        local = server.read_state(where.data_dir)
-        if local is None:
-            return {}, f"no fleet server is running here: {_ALONE}"
-        asking = control.connect(where.local(local.address))  # found running, not started
-        named = f"the local fleet server ({local.address})"
+    local = None if where.remote else server.read_state(where.data_dir)
+    named = f"the local fleet server ({local.address})" if local else "the fleet server"
     try:
         async with asyncio.timeout(REPORT_ASK_S):
-            rows = await control.fleet_status(await asking, fleet)
+            client = await where.running()
+            if client is None:
+                return {}, f"{NOT_RUNNING}: {_ALONE}"
+            rows = await control.fleet_status(client, fleet)
     except UsageError:  # a bad profile: the user's to fix, as in every fleet command
         raise
     except Exception as err:  # any failure to ask: report what this machine knows

@@ -16,13 +16,15 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 
 from temporalio import activity
 from temporalio.converter import value_to_type
-from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory, CancelledError
 
 from aidd.clock import SystemClock
+from aidd.console import print_out
 from aidd.errors import ExitCode
 from aidd.fleet import checkout, child
 from aidd.fleet.connection import without_credentials
@@ -37,12 +39,18 @@ from aidd.fleet.records import (
     State,
     state_for_exit,
 )
+from aidd.fleet.resume import resume_args
 from aidd.project.lockfile import lock_holder
 from aidd.project.paths import ProjectPaths
 from aidd.project.stop import request_stop
 from aidd.session import procfs
 
 TERM_WAIT_S = 30.0  # aidd's own kill grace is 5 s; then its process group is killed
+# How often the activity looks at events.jsonl and heartbeats, and (the worker's throttle) how
+# often a heartbeat reaches the server: a cancellation (a stop) is delivered only in a
+# heartbeat's answer, and `aidd fleet status` shows the last heartbeat that arrived. The SDK's
+# default throttle, 0.8 x the heartbeat timeout, made both lag up to 24 s (issue 28).
+BEAT_S = 1.0
 LOCK_WAIT_S = 60.0  # a lost attempt's aidd may still be ending its agent on this machine
 RESULT_EXITS = (ExitCode.SUCCESS, ExitCode.ABORTED, ExitCode.BUDGET_EXHAUSTED,
                 ExitCode.PROJECT_COMPLETE, ExitCode.TIMEOUT_OR_SIGNAL)
@@ -60,13 +68,40 @@ class ProjectActivities:
 
     @activity.defn(name="run_aidd")
     async def run_aidd(self, job: ProjectJob) -> ProjectResult:
+        """One attempt. Its failure is one line on the worker's console and in the status,
+        never a traceback (the SDK logs a failure that is not BENIGN with its traceback)."""
+        try:
+            return await self._attempt(job)
+        except CancelledError:  # the SDK's own: its cancellation, not a failure
+            raise
+        except ApplicationError as err:
+            failure = err
+        except Exception as err:  # a bug or an OSError: still the project's error, one line
+            failure = ApplicationError(f"{err.__class__.__name__}: {err}", type="AttemptError")
+        message = " ".join(failure.message.split())
+        print_out(f"aidd fleet: {job.name}: attempt {activity.info().attempt} failed: "
+                  f"{message}\n")
+        raise ApplicationError(message, *failure.details, type=failure.type,
+                               non_retryable=failure.non_retryable,
+                               category=ApplicationErrorCategory.BENIGN) from None
+
+    async def _attempt(self, job: ProjectJob) -> ProjectResult:
         root = await checkout.prepare(job, self.data_dir)
         progress = resumed(_carried(), root, this_host(self.environ))
         await _wait_for_lock(root, progress)
+        # What a lost attempt's aidd wrote after its last heartbeat (here, the same file):
+        # the iterations it ended count against this attempt's limits too.
+        progress = advance(progress, root)
+        progress = replace(progress, started_at=progress.started_at or _now().isoformat(),
+                           attempt=activity.info().attempt)
+        left = resume_args(job.args, progress, _seconds_since(progress.started_at))
+        if left.spent:
+            return ProjectResult(state_for_exit(left.exit_code), left.exit_code, progress,
+                                 left.spent)
         log = self.data_dir / "logs" / job.fleet / f"{job.name}.log"
-        proc = await child.spawn(child.aidd_argv(root, job.cli, job.args), root,
+        proc = await child.spawn(child.aidd_argv(root, job.cli, left.args), root,
                                  {**self.environ, **job.env}, log)
-        progress = replace(progress, pid=proc.pid, attempt=activity.info().attempt)
+        progress = replace(progress, pid=proc.pid)
         pushing = Publishing(Publisher(root, job.branch) if job.git else None, job.name, log,
                              seen=progress.ended)
         try:
@@ -82,8 +117,20 @@ class ProjectActivities:
 
 
 def _tick(job: ProjectJob) -> float:
-    """Heartbeat well inside the timeout (the SDK sends at most one per 80 % of it)."""
-    return max(0.2, min(5.0, job.heartbeat_s / 4))
+    """Heartbeat well inside the timeout, at least every BEAT_S."""
+    return max(0.2, min(BEAT_S, job.heartbeat_s / 4))
+
+
+def _now() -> datetime:
+    return SystemClock().now()
+
+
+def _seconds_since(moment: str) -> float:
+    """Seconds since the run's first attempt started aidd (the run's wall time so far)."""
+    try:
+        return (_now() - datetime.fromisoformat(moment)).total_seconds()
+    except (TypeError, ValueError):  # details of another version
+        return 0.0
 
 
 def _carried() -> Progress | None:
@@ -113,8 +160,8 @@ async def _watch(proc: asyncio.subprocess.Process, root: Path, progress: Progres
                  tick: float, pushing: Publishing) -> Progress:
     """Heartbeat the progress until aidd ends, publishing a git project's work after each
     iteration (exactly as it ended: its checkpoint's tree, so the look need not be quick; a
-    look every 0.25 s measured 3 % of a core with 20 projects, one per tick 0.4 %); a worker
-    shutting down stops aidd, publishes, and fails the attempt."""
+    look every 0.25 s measured 3 % of a core with 20 projects; one per BEAT_S is a quarter of
+    those looks); a worker shutting down stops aidd, publishes, and fails the attempt."""
     while True:
         progress = await _beating(pushing.after_iteration, advance(progress, root), tick)
         activity.heartbeat(progress)

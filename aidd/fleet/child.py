@@ -30,9 +30,15 @@ async def spawn(argv: list[str], cwd: Path, env: Mapping[str, str],
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as sink:
         return await asyncio.create_subprocess_exec(
-            *argv, cwd=cwd, env=dict(env), stdin=asyncio.subprocess.DEVNULL, stdout=sink,
+            *argv, cwd=_existing(cwd), env=dict(env), stdin=asyncio.subprocess.DEVNULL, stdout=sink,
             stderr=asyncio.subprocess.STDOUT, start_new_session=True,
             preexec_fn=dies_with_me(signal.SIGTERM))
+
+
+def _existing(directory: Path) -> Path:
+    """`directory`, else its nearest ancestor that is one: a project directory that does not
+    exist yet is aidd's to create (or to refuse in one line), as when aidd runs by hand."""
+    return next(p for p in (directory, *directory.parents) if p.is_dir())
 
 
 def terminate(proc: asyncio.subprocess.Process) -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 from temporalio.api.enums.v1 import PendingActivityState
 from temporalio.client import (
@@ -18,7 +19,7 @@ from temporalio.client import (
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.converter import value_to_type
 from temporalio.exceptions import WorkflowAlreadyStartedError
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from aidd.fleet.connection import Target, unreachable
 from aidd.fleet.records import (
@@ -51,6 +52,7 @@ class Row:
     progress: Progress = field(default_factory=Progress)
     exit_code: int | None = None
     message: str = ""
+    started: str = ""  # when the workflow run started (ISO): the window of its aidd runs
 
     @property
     def workflow_id(self) -> str:
@@ -115,17 +117,19 @@ async def _outlasting(handle: WorkflowHandle[object, object], fleet: str, projec
 
 async def fleet_status(client: Client, fleet: str | None = None) -> list[Row]:
     """Every project's latest run on the server (of one fleet, or of all)."""
-    latest: dict[str, tuple[object, WorkflowExecutionStatus | None]] = {}
+    latest: dict[str, tuple[datetime, WorkflowExecutionStatus | None]] = {}
     async for execution in client.list_workflows(f"WorkflowType = '{WORKFLOW_TYPE}'"):
         previous = latest.get(execution.id)
-        if previous is None or execution.start_time > previous[0]:  # type: ignore[operator]
+        if previous is None or execution.start_time > previous[0]:
             latest[execution.id] = (execution.start_time, execution.status)
     rows = []
     for workflow_id in sorted(latest):
         fleet_name, _, project = workflow_id.removeprefix("aidd-fleet/").partition("/")
         if fleet is None or fleet == fleet_name:
             handle = client.get_workflow_handle(workflow_id)
-            rows.append(await _row(client, handle, fleet_name, project, latest[workflow_id][1]))
+            started, state = latest[workflow_id]
+            row = await _row(client, handle, fleet_name, project, state)
+            rows.append(replace(row, started=started.isoformat()))
     return rows
 
 
@@ -172,12 +176,18 @@ async def _ended(handle: WorkflowHandle[object, object], fleet: str, project: st
 
 
 async def stop_projects(client: Client, rows: Iterable[Row], now: bool) -> list[Row]:
-    """Signal `stop` to each running project of `rows`; the ones signalled."""
+    """Signal `stop` to each running project of `rows`; the ones signalled (not one that
+    ended between the look and the signal)."""
     asked = []
     for row in rows:
         if row.state in (State.QUEUED, State.RUNNING, State.RETRYING):
             handle = client.get_workflow_handle(row.workflow_id)
-            await handle.signal(ProjectWorkflow.stop, "now" if now else "graceful")
+            try:
+                await handle.signal(ProjectWorkflow.stop, "now" if now else "graceful")
+            except RPCError as err:
+                if err.status != RPCStatusCode.NOT_FOUND:
+                    raise
+                continue
             asked.append(row)
     return asked
 

@@ -91,10 +91,12 @@ def fold(progress: Progress, event: dict[str, Any]) -> Progress:
             progress.end_checkpoint_of else ""
         end = f"{'?' if number is None else number} {tree}".rstrip()
         return replace(progress, ended=progress.ended + 1, ends=[*progress.ends, end][-ENDS_KEPT:],
+                       cut=progress.cut + int(event.get("reason") == "signal"),
                        last_ended=progress.last_ended if number is None else number,
                        result=progress.result if result is None else result,
                        cost_usd=progress.cost_usd + (amount or 0.0),
                        costs_unknown=progress.costs_unknown + int(amount is None),
+                       tokens=progress.tokens + _tokens(event.get("tokens")),
                        by_result=by_result, last_end_at=ts or progress.last_end_at)
     if name == "checkpoint" and _text(event.get("label")).endswith("-end"):
         commit = event.get("commit")
@@ -104,6 +106,12 @@ def fold(progress: Progress, event: dict[str, Any]) -> Progress:
         return replace(progress, run_reason=_text(event.get("reason")) or "?",
                        last_end_at=ts or progress.last_end_at)
     return progress
+
+
+def _tokens(value: object) -> int:
+    """An iteration's tokens, all kinds summed; what is not a count as aidd writes it is 0."""
+    counts = value.values() if isinstance(value, dict) else ()
+    return sum(count for count in counts if _small(count))
 
 
 def _text(value: object, limit: int = TEXT_LIMIT) -> str:

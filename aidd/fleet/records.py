@@ -71,12 +71,15 @@ class Progress:
     pid: int = 0  # aidd's pid on `host`
     attempt: int = 0  # the activity's attempt (retries)
     ended: int = 0  # iteration_end events seen: the moments a git project's work is pushed
+    cut: int = 0  # of them, iterations aidd cut off on a signal (a lost worker, stop --now)
     last_ended: int = 0  # the number of the last iteration that ended
     pushed: str = ""  # a git project: the last commit this run pushed to its branch
     # What `aidd fleet report` needs of a run whose events.jsonl are on other machines
     # (summed over the attempts, on every worker; JSON types: result keys are strings):
     by_result: dict[str, int] = field(default_factory=dict)  # iteration_end result -> count
     costs_unknown: int = 0  # iteration_end events whose cost_usd was null
+    tokens: int = 0  # the iterations' tokens, all kinds summed (as aidd's --max-tokens)
+    started_at: str = ""  # when the run's first attempt started aidd (ISO): its wall time
     hosts: list[str] = field(default_factory=list)  # each host that ran an attempt, in order
     root: str = ""  # the project directory on `host` (its events.jsonl is `offset`'s file)
     last_end_at: str = ""  # `ts` of the last iteration_end or run_end

@@ -62,7 +62,9 @@ def _one(job: ProjectJob, data_dir: Path, since: str | None, row: Row | None,
     if known is not None and set(known.progress.hosts) != {here}:  # (partly) run elsewhere
         return ProjectReport(job.name, str(_place(job, data_dir)), None, row=known,
                              source=SERVER)
-    local = _local(job, data_dir, since)
+    # Every aidd run of the workflow run that ran (a retry is a new aidd run), not only the
+    # last one; a run not started yet (queued) leaves the window at aidd's last run.
+    local = _local(job, data_dir, since or (known.started if known is not None else "") or None)
     if local.report is not None:
         return replace(local, row=row, source=LOCAL)
     if known is not None:  # no report here (the checkout gone, aidd's error): the server's
@@ -103,7 +105,8 @@ def summary(item: ProjectReport) -> dict[str, Any]:
     """The figures of one project's line (None where its report has none)."""
     row = item.row
     extra = {"source": item.source, "hosts": list(row.progress.hosts) if row else None,
-             "state": row.state.value if row else None}
+             "state": row.state.value if row else None,
+             "message": (row.message or None) if row else None}
     if item.source == SERVER and row is not None:
         return {**_from_server(item, row), **extra}
     report = item.report or {}
@@ -179,6 +182,11 @@ def as_text(fleet: str, items: Sequence[ProjectReport], note: str = "") -> str:
 
 
 def _line(row: dict[str, Any]) -> str:
+    said = f" · {clean(row['message'], 300)}" if row.get("message") else ""
+    return _figures(row) + said
+
+
+def _figures(row: dict[str, Any]) -> str:
     if row["error"] is not None:
         return f"no report: {row['error']}"
     results = " ".join(f"{r['result']}×{r['count']}" for r in row["by_result"])

@@ -10,7 +10,7 @@ from pathlib import Path
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from aidd.fleet.activity import TERM_WAIT_S, ProjectActivities
+from aidd.fleet.activity import BEAT_S, TERM_WAIT_S, ProjectActivities
 from aidd.fleet.holders import holders_ended
 from aidd.fleet.records import TASK_QUEUE
 from aidd.fleet.workflows import PoolWorkflow, ProjectWorkflow
@@ -23,4 +23,6 @@ def make_worker(client: Client, slots: int, data_dir: Path,
         client, task_queue=TASK_QUEUE, workflows=[ProjectWorkflow, PoolWorkflow],
         activities=[activities.run_aidd, holders_ended], max_concurrent_activities=slots,
         # On shutdown each activity SIGTERMs its aidd and waits for it (aidd's 5 s grace).
-        graceful_shutdown_timeout=timedelta(seconds=TERM_WAIT_S + 10))
+        graceful_shutdown_timeout=timedelta(seconds=TERM_WAIT_S + 10),
+        # Each heartbeat reaches the server within BEAT_S: a stop within ~2 s, status fresh.
+        max_heartbeat_throttle_interval=timedelta(seconds=BEAT_S))

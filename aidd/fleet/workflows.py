@@ -8,6 +8,7 @@ nothing here but decisions on signals and the activity's results.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -105,6 +106,8 @@ class ProjectWorkflow:
             result: ProjectResult = await handle
         except ActivityError as err:
             return _failed(err, stopped=bool(self._stop))
+        if self._stop and result.state != State.STOPPED:  # aidd ended before the stop reached it
+            return replace(result, message=_too_late(result))
         return result
 
 
@@ -118,6 +121,12 @@ def _failed(err: ActivityError, *, stopped: bool) -> ProjectResult:
         return ProjectResult(State.STOPPED, 6, progress, "stopped while waiting for a retry")
     message = cause.message if isinstance(cause, ApplicationError) else str(cause or err)
     return ProjectResult(State.FAILED, _exit_in(message), progress, message)
+
+
+def _too_late(result: ProjectResult) -> str:
+    end = f"{result.state.value}{'' if result.exit_code is None else f' (exit {result.exit_code})'}"
+    return f"stop requested, not applied: the run ended {end} before the stop took effect" + \
+        (f"; {result.message}" if result.message else "")
 
 
 def _exit_in(message: str) -> int | None:

@@ -133,6 +133,14 @@ class Lab:
         return {**self.env, "XDG_DATA_HOME": str(self.root / name / "share"),
                 "AIDD_FLEET_HOST": name}
 
+    def local_server(self) -> str:
+        """The local server started as `up` starts it (`status` never does), its address."""
+        code = ("import os; from aidd.fleet import server; print(server.ensure_server("
+                "server.data_dir(os.environ), server.find_binary(None)).address)")
+        done = subprocess.run([sys.executable, "-c", code], env=self.env, capture_output=True,
+                              text=True, timeout=90, check=True, stdin=subprocess.DEVNULL)
+        return done.stdout.strip()
+
     def server_address(self) -> str:
         state = json.loads((self.data_dir / "server.json").read_text())
         return f"127.0.0.1:{state['port']}"

@@ -4,8 +4,6 @@ status showing each project's true iteration and result."""
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import time
 
@@ -123,25 +121,6 @@ def test_a_worker_killed_mid_run_leaves_no_agent_and_the_retry_completes(lab: La
     assert len({e["pid"] for e in starts}) == 2  # the retry's aidd took the lock
     assert [e["exit_code"] for e in ends] == [124, 0]
     wait_for(lambda: not lab.leftovers(), 10, "no aidd or agent left")
-
-
-def test_the_fleet_resumes_after_its_server_is_killed_and_restarted(lab: Lab) -> None:
-    projects = {"r0": lab.project("r0", working(8))}
-    # A heartbeat timeout longer than the restart: the run goes on, no retry.
-    up = lab.start("up", str(lab.fleet_file(projects, heartbeat_timeout=15)))
-    wait_for(lambda: lab.mark("r0", "start"), 60, "the agent started")
-    server = lab.server_pid()
-    assert server is not None
-    os.kill(server, signal.SIGKILL)
-    wait_for(lambda: not _alive(server), 10, "the server's end")
-    res = lab.run("status")  # finds no server: starts it again on the same database and port
-    assert res.code == 0, res.err
-    assert lab.server_pid() != server
-    assert lab.status()["r0"]["state"] == "running"
-    assert up.wait(90) == 0, lab.output()
-    row = lab.status()["r0"]
-    assert (row["state"], row["exit_code"]) == ("done", 0)
-    assert len(events(lab.root / "projects" / "r0", "run_start")) == 1  # resumed, not rerun
 
 
 def test_a_pool_slot_held_by_a_terminated_project_is_given_back(lab: Lab) -> None:

@@ -27,14 +27,17 @@ def _ephemeral() -> tuple[int, int]:
     return int(low), int(high)
 
 
+def _started(lab: Lab) -> dict[str, int]:
+    lab.local_server()
+    return dict(json.loads((lab.data_dir / "server.json").read_text()))
+
+
 def test_the_local_servers_port_is_below_the_ephemeral_range_and_kept(lab: Lab) -> None:
-    assert lab.run("status").code == 0
-    first = json.loads((lab.data_dir / "server.json").read_text())
+    first = _started(lab)
     assert server.PORT_FLOOR <= first["port"] < _ephemeral()[0]
     assert lab.run("down").code == 0
     (lab.data_dir / "server.json").unlink()  # forgotten: the port comes from the data dir
-    assert lab.run("status").code == 0
-    again = json.loads((lab.data_dir / "server.json").read_text())
+    again = _started(lab)
     assert again["port"] == first["port"]
     assert again["pid"] != first["pid"]
 

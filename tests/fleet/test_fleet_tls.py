@@ -27,7 +27,7 @@ def _files_under(root: Path) -> str:
 
 
 def test_mtls_and_an_api_key_from_temporals_variables_run_a_fleet(lab: Lab) -> None:
-    assert lab.run("status").code == 0  # the lab's local server, the front's upstream
+    lab.local_server()  # the front's upstream
     ca = trustme.CA()
     mine = credentials(ca, lab.root / "certs")
     key = "aidd-test-" + secrets.token_hex(12)
@@ -61,7 +61,7 @@ def test_mtls_and_an_api_key_from_temporals_variables_run_a_fleet(lab: Lab) -> N
 
 
 def test_a_server_behind_tls_refuses_a_plain_or_a_certless_client_in_one_line(lab: Lab) -> None:
-    assert lab.run("status").code == 0
+    lab.local_server()
     ca = trustme.CA()
     mine = credentials(ca, lab.root / "certs")
     trusting = {**lab.env, "TEMPORAL_TLS_SERVER_CA_CERT_PATH": str(mine.ca)}
@@ -81,7 +81,7 @@ def test_a_server_behind_tls_refuses_a_plain_or_a_certless_client_in_one_line(la
 
 
 def test_a_profile_file_names_the_server_namespace_and_tls(lab: Lab) -> None:
-    assert lab.run("status").code == 0
+    lab.local_server()
     ca = trustme.CA()
     mine = credentials(ca, lab.root / "certs")
     with tls_front(lab.server_address(), ca, client_cert=True) as (front, seen):

@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(150)]
 
 
 def test_a_separate_worker_runs_the_fleet_at_most_slots_at_once(lab: Lab) -> None:
-    assert lab.run("status").code == 0  # the local server, as a shared one would be
+    lab.local_server()  # as a shared one would be
     address = lab.server_address()
     other = lab.machine("m2")
     worker = lab.start("worker", "--server", address, "--slots", "2", name="worker", env=other)

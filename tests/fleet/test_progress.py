@@ -41,6 +41,15 @@ def test_iterations_results_and_cost_are_folded_in(tmp_path: Path) -> None:
     assert advance(second, tmp_path) == second  # the torn line waits for its end
 
 
+def test_tokens_and_iterations_cut_off_by_a_signal_are_counted_for_a_retry() -> None:
+    done = fold(Progress(), {"event": "iteration_end", "number": 1, "reason": "exit_status",
+                             "tokens": {"input": 100, "output": 20, "cache_read": None}})
+    cut = fold(done, {"event": "iteration_end", "number": 2, "reason": "signal",
+                      "tokens": {"input": 7, "output": -5, "forged": 10**40}})
+    assert (done.tokens, done.cut) == (120, 0)
+    assert (cut.tokens, cut.cut, cut.ended) == (127, 1, 2)  # what is not a count is 0
+
+
 def test_a_shorter_file_is_read_from_its_start(tmp_path: Path) -> None:
     _append(tmp_path, {"event": "iteration_start", "number": 7})
     again = advance(Progress(offset=10_000, iteration=3), tmp_path)

@@ -67,3 +67,31 @@ def test_unknown_figures_print_as_unknown(tmp_path: Path) -> None:
     got = json.loads(report.as_json("lab", [item]))["projects"][0]
     assert (got["cost_usd"], got["features_passing"], got["last_run"]["exit_code"]) == (
         None, None, None)
+
+
+def test_the_servers_word_on_the_run_is_on_its_line(tmp_path: Path) -> None:
+    said = "stop requested, not applied: the run ended done (exit 0) before the stop took effect"
+    row = Row("lab", "p", State.DONE, Progress(hosts=["hostB"], **RAN), 0, said)
+    [item] = report.gather([_job(tmp_path)], tmp_path, None, {"p": row}, "here")
+    assert report.as_text("lab", [item]).splitlines()[1].endswith(f"(from the server) · {said}")
+    assert json.loads(report.as_json("lab", [item]))["projects"][0]["message"] == said
+
+
+def test_a_local_line_covers_every_aidd_run_of_the_workflow_run(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    asked: list[list[str]] = []
+
+    def aidd_report(argv: list[str], **_kwargs: Any) -> Any:
+        asked.append(argv)
+        return type("Done", (), {"returncode": 0, "stdout": "{}", "stderr": ""})()
+
+    monkeypatch.setattr(report.subprocess, "run", aidd_report)
+    row = Row("lab", "p", State.DONE, Progress(hosts=["here"]), 0,
+              started="2026-11-26T01:00:00+00:00")
+    queued = Row("lab", "p", State.QUEUED, started="2026-11-27T01:00:00+00:00")
+    report.gather([_job(tmp_path)], tmp_path, None, {"p": row}, "here")
+    report.gather([_job(tmp_path)], tmp_path, "22:00", {"p": row}, "here")
+    report.gather([_job(tmp_path)], tmp_path, None, {"p": queued}, "here")
+    assert [argv[-2:] for argv in asked] == [["--since", "2026-11-26T01:00:00+00:00"],
+                                             ["--since", "22:00"], ["--report", "--json"]]
