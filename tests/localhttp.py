@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -40,8 +41,9 @@ class Recorder:
 
 
 @contextmanager
-def recorder() -> Iterator[Recorder]:
-    """A server recording each request; its URL ends without a slash."""
+def recorder(tls: ssl.SSLContext | None = None) -> Iterator[Recorder]:
+    """A server recording each request (over TLS with `tls`, a server context); its URL ends
+    without a slash."""
     box: list[Recorder] = []
 
     class Handler(BaseHTTPRequestHandler):
@@ -65,7 +67,10 @@ def recorder() -> Iterator[Recorder]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    box.append(Recorder(f"http://127.0.0.1:{server.server_address[1]}"))
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
+    scheme = "https" if tls is not None else "http"
+    box.append(Recorder(f"{scheme}://127.0.0.1:{server.server_address[1]}"))
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:

@@ -166,14 +166,8 @@ class _Watched(HTTPConnection):
         self._cutoff.watch(self.sock)
 
 
-class _WatchedTls(HTTPSConnection):
-    def __init__(self, cutoff: _Cutoff, host: str, **args: Any) -> None:
-        super().__init__(host, **args)
-        self._cutoff = cutoff
-
-    def connect(self) -> None:
-        super().connect()
-        self._cutoff.watch(self.sock)
+class _WatchedTls(_Watched, HTTPSConnection):
+    """The same watch on a TLS connection (its connect wraps the socket first)."""
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import ssl
 import time
 from pathlib import Path
 
@@ -105,6 +106,25 @@ def test_a_redirect_is_a_failure_and_the_credentials_never_reach_the_other_host(
                                                       False)
     assert [r.path for r in server.requests] == ["/hook"]
     assert other.requests == []
+
+
+def test_a_webhook_over_tls_is_delivered_and_verified(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The TLS connection carries the same deadline watch as a plain one (send._WatchedTls),
+    and the server's certificate is checked: an unknown CA is a failed delivery."""
+    trustme = pytest.importorskip("trustme")
+    ca = trustme.CA()
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(server)
+    with recorder(tls=server) as endpoint:
+        with pytest.raises(DeliveryError):  # the test CA is not trusted yet
+            deliver(_job("webhook", url=endpoint.url + "/hook"), {}, timeout_s=5)
+        bundle = tmp_path / "ca.pem"
+        ca.cert_pem.write_to_path(str(bundle))
+        monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+        deliver(_job("webhook", url=endpoint.url + "/hook"), {}, timeout_s=5)
+    assert [(r.method, r.path) for r in endpoint.requests] == [("POST", "/hook")]
+    assert json.loads(endpoint.requests[0].body) == BODY
 
 
 def test_an_answer_dripped_a_byte_at_a_time_ends_at_the_timeout() -> None:
