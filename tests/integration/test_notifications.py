@@ -226,4 +226,6 @@ def test_a_dead_endpoint_delays_nothing(run_aidd: RunAidd, env: dict[str, str],
             plain.append(_timed(run_aidd, {**env, "XDG_CONFIG_HOME": str(tmp_path / "none")},
                                 tmp_path / f"plain{n}"))
             with_dead.append(_timed(run_aidd, env, tmp_path / f"dead{n}", *dead_args))
-    assert min(with_dead) - min(plain) < 1.0, (plain, with_dead)
+    # Waiting on the dead endpoint would cost a 5 s deadline per try and target; the margin
+    # is for the worker process's start on a loaded two-core machine (1.1 s seen at load 10).
+    assert min(with_dead) - min(plain) < 2.5, (plain, with_dead)
