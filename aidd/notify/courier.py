@@ -65,7 +65,8 @@ class Courier:
 
     def close(self, wait_s: float) -> None:
         """No more jobs: the queue goes to the worker, which finishes it on its own. Outcomes
-        are awaited at most `wait_s` seconds; later ones are not reported."""
+        are awaited at most `wait_s` seconds; a later one is told while aidd is still there,
+        and a failure after aidd ended is kept in events.jsonl by the worker itself."""
         with self._lock:
             self._closing = True
             with contextlib.suppress(queue.Full):  # full: the writer sees `_closing` anyway
@@ -97,9 +98,8 @@ class Courier:
                 continue
             with self._lock:
                 job = self._pending.pop(job_id, None)
-                told = job is not None and not self._closed
                 self._lock.notify_all()
-            if told and job is not None:
+            if job is not None:  # also after `close`, for as long as aidd is there to hear it
                 self._tell(job, ok, why, tries)
         stdout.close()
         self._worker_gone()

@@ -6,15 +6,18 @@ not a moment longer)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import sys
 import threading
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import IO, Any
 
 from aidd.clock import Clock, SystemClock
+from aidd.events import EventLog
 from aidd.notify.send import TIMEOUT_S, DeliveryError, deliver
 from aidd.session import proctree
 
@@ -31,9 +34,14 @@ Send = Callable[[Mapping[str, Any], Mapping[str, str], float], None]
 def attempt(job: Mapping[str, Any], env: Mapping[str, str], *, send: Send = deliver,
             clock: Clock | None = None, timeout_s: float = TIMEOUT_S,
             pause_s: float = RETRY_PAUSE_S) -> dict[str, Any]:
-    """Deliver `job`, trying again after a failure that may pass; its outcome as a record."""
+    """Deliver `job`, trying again after a failure that may pass; its outcome as a record.
+    The run's last notifications ask for a shorter pause (`pause_s` in the job, at most the
+    usual one): a refused connection is then known within aidd's short wait at its end."""
     clock = clock or SystemClock()
     tries = max(1, min(int(job.get("tries", TRIES)), TRIES))
+    asked = job.get("pause_s")
+    if isinstance(asked, int | float) and not isinstance(asked, bool) and 0 <= asked < pause_s:
+        pause_s = float(asked)
     error = ""
     for done in range(1, tries + 1):
         try:
@@ -48,15 +56,21 @@ def attempt(job: Mapping[str, Any], env: Mapping[str, str], *, send: Send = deli
 
 
 def serve(jobs: IO[bytes], outcomes: IO[bytes], env: Mapping[str, str], clock: Clock,
-          send: Send = deliver) -> None:
-    """Until stdin ends; `watch` ends the process sooner once aidd is gone."""
+          send: Send = deliver, aidd_alive: Callable[[], bool] = lambda: True) -> None:
+    """Until stdin ends; `watch` ends the process sooner once aidd is gone. A failure nobody
+    hears any more (aidd ended) is kept in the project's events.jsonl, for the next `--report`
+    and `--status` (issue 28 item 8)."""
     while line := jobs.readline(_LINE_LIMIT):
         try:
             job = json.loads(line)
         except ValueError:
             continue
-        if isinstance(job, dict):
-            _report(outcomes, attempt(job, env, send=send, clock=clock))
+        if not isinstance(job, dict):
+            continue
+        outcome = attempt(job, env, send=send, clock=clock)
+        heard = _report(outcomes, outcome) and aidd_alive()
+        if not outcome["ok"] and not heard:
+            keep_failure(job, outcome, clock)
 
 
 def watch(parent_alive: Callable[[], bool], clock: Clock, linger_s: float,
@@ -70,12 +84,31 @@ def watch(parent_alive: Callable[[], bool], clock: Clock, linger_s: float,
     end()
 
 
-def _report(outcomes: IO[bytes], outcome: dict[str, Any]) -> None:
+def _report(outcomes: IO[bytes], outcome: dict[str, Any]) -> bool:
+    """False when aidd has gone: the delivery still counts, the report has no reader."""
     try:
         outcomes.write(json.dumps(outcome).encode() + b"\n")
         outcomes.flush()
-    except OSError:  # aidd has gone: the delivery still counts, the report has no reader
-        pass
+    except OSError:
+        return False
+    return True
+
+
+def keep_failure(job: Mapping[str, Any], outcome: Mapping[str, Any], clock: Clock) -> None:
+    """`notify_failed` in the project's events.jsonl, under the run that sent `job` (its
+    `keep`: the project and the run), as aidd would have written it; never fatal."""
+    keep = job.get("keep")
+    if not isinstance(keep, dict):
+        return
+    root, run = keep.get("root"), keep.get("run")
+    if not (isinstance(root, str) and isinstance(run, str)):
+        return
+    events = EventLog(Path(root) / ".automaker" / "events.jsonl", run, root=Path(root),
+                      clock=clock)
+    with contextlib.suppress(OSError):  # a full disk, a planted link: nothing to tell
+        events.emit("notify_failed", target=str(job.get("shown")),
+                    trigger=str(job.get("trigger")), error=str(outcome.get("error")),
+                    tries=int(outcome.get("tries") or 0))
 
 
 def main(argv: list[str]) -> int:
@@ -90,7 +123,8 @@ def main(argv: list[str]) -> int:
     linger_s = float(argv[1]) if len(argv) > 1 else LINGER_S
     threading.Thread(target=watch, args=(lambda: os.getppid() == parent, SystemClock(),
                                          linger_s, _end), name="aidd-linger", daemon=True).start()
-    serve(sys.stdin.buffer, sys.stdout.buffer, dict(os.environ), SystemClock())
+    serve(sys.stdin.buffer, sys.stdout.buffer, dict(os.environ), SystemClock(),
+          aidd_alive=lambda: os.getppid() == parent)
     return 0
 
 

@@ -123,6 +123,9 @@ def _run(run: RunState) -> list[str]:
                      "started later removes it as stale.")
     if run.paused_until:
         lines.append(f"Paused until {run.paused_until} (rate limit).")
+    if run.health is not None:  # the newest run's verdict, its reasons with their next step
+        lines.append(f"Health of the last run: {run.health.line}.")
+        lines += [f"- {reason.what}; next: {reason.next}" for reason in run.health.reasons]
     last = run.last_iteration
     if last is not None:
         lines.append(

@@ -22,6 +22,7 @@ from aidd.session.orphans import MARK_VAR
 # At the run's end, how long aidd waits to hear how its last notifications went. A dead endpoint
 # costs the run this much and no more (issue 16: within 1 s); the worker goes on delivering.
 END_WAIT_S = 0.5
+END_RETRY_PAUSE_S = 0.05  # three tries of a refused connection fit in END_WAIT_S
 
 MakeCourier = Callable[[Mapping[str, str], OnOutcome], Courier]
 
@@ -38,7 +39,7 @@ class Alarms:
         self._rules = Rules((), plan.paths.root.name)
         self._host = socket.gethostname()
         self._lock = threading.RLock()  # the reporting thread emits; so may the run
-        self._ended = False  # run_end is written or on its way: no more events
+        self._ended = False  # run_end is written or on its way: only notify_failed may follow
         self._beat_ok = True  # the last heartbeat ping went through
         self._dropped = False
 
@@ -96,12 +97,18 @@ class Alarms:
     def _on_event(self, record: Mapping[str, Any]) -> None:
         with self._lock:
             if record.get("event") == "run_end":
-                self._ended = True  # before its line is written: nothing may follow it
+                self._ended = True  # before its line is written: its notes are the last
         for target, note in self._rules.notes(record):
             self._send(job(target, note, str(self.plan.paths.root), self._host))
 
     def _send(self, item: Mapping[str, Any]) -> None:
+        """`keep`: where the worker writes a failure nobody hears any more (aidd ended or
+        died); the run's last notifications retry at once (END_RETRY_PAUSE_S), so a refused
+        connection is known before aidd exits."""
         courier = self._courier
+        item = {**item, "keep": {"root": str(self.plan.paths.root),
+                                 "run": self.journal.events.run_id},
+                **({"pause_s": END_RETRY_PAUSE_S} if self._ended else {})}
         if courier is None or courier.send(item) or self._dropped:
             return
         self._dropped = True  # said once: a full queue means an endpoint holds the worker up
@@ -124,6 +131,6 @@ class Alarms:
             again = "; said again once a ping succeeds" if trigger == HEARTBEAT else ""
             self.journal.say(f"{what} failed: {why} (after {tries} "
                              f"{'try' if tries == 1 else 'tries'}){again}", "WARN")
-            if not self._ended:
-                self.journal.events.emit("notify_failed", target=shown, trigger=trigger,
-                                         error=why, tries=tries)
+            # Also after run_end: the run's last notifications fail after it (issue 28 item 8).
+            self.journal.events.emit("notify_failed", target=shown, trigger=trigger,
+                                     error=why, tries=tries)

@@ -185,11 +185,15 @@ def test_a_failed_notification_is_a_warning_and_an_event(
     assert [r.headers["Title"] for r in server.to("/topic")] == [
         "aidd proj: agent killed after silence",
         "aidd proj: run ended: done (exit 0), attention"]
+    # The run's end notification fails after run_end: said by aidd before it exits, or by
+    # the worker once aidd ended (issue 28 item 8), so it may come a moment later.
+    wait_for(lambda: len(events(project, "notify_failed")) == 3, 10, "the last failure")
     failed = [(e["target"], e["trigger"], e["error"], e["tries"])
               for e in events(project, "notify_failed")]
     shown = server.url + "/…"
     assert failed == [(f"heartbeat ping {shown}", "heartbeat", "HTTP 404", 1),
-                      (f"webhook {shown}", "idle_kill", "HTTP 404", 1)]
+                      (f"webhook {shown}", "idle_kill", "HTTP 404", 1),
+                      (f"webhook {shown}", "run_end", "HTTP 404", 1)]
     out = res.out + res.err
     assert f"heartbeat ping {shown} failed: HTTP 404 (after 1 try); said again once a ping " \
            "succeeds" in out
@@ -197,7 +201,7 @@ def test_a_failed_notification_is_a_warning_and_an_event(
     assert out.count("heartbeat ping") == 1  # the periodic ones failed too: said once
     assert bool(desktop) == ("desktop notifications off: notify-send is not on PATH" in out)
     assert "SECRET" not in _everything_written(project, out)
-    validate_file(project)  # run_end stays the last line
+    validate_file(project)  # run_end stays the last line but for that failure
 
 
 def _timed(run_aidd: RunAidd, env: dict[str, str], root: Path, *extra: str) -> float:
@@ -229,3 +233,33 @@ def test_a_dead_endpoint_delays_nothing(run_aidd: RunAidd, env: dict[str, str],
     # Waiting on the dead endpoint would cost a 5 s deadline per try and target; the margin
     # is for the worker process's start on a loaded two-core machine (1.1 s seen at load 10).
     assert min(with_dead) - min(plain) < 2.5, (plain, with_dead)
+
+
+def _refused_url() -> str:
+    """A local port nothing listens on: a connection to it is refused at once."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+def test_a_refused_end_notification_is_said_before_aidd_exits(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, project: Path) -> None:
+    """Issue 28 item 8: a webhook refusing the run's end notification was retried for about
+    2 s while aidd waited 0.5 s, so nothing ever said it failed. Now the end's retries come
+    at once: a warning and a `notify_failed` event before aidd exits."""
+    complete_project(project)
+    fake_agent.script(OK)
+    refused = _refused_url()
+    res = run_aidd("--project-dir", str(project), "--max-iterations", "1",
+                   "--notify-webhook", refused + "/hook", *ARGS, env=env)
+    assert res.code in (0, 73), res.out + res.err
+    failed = [(e["trigger"], e["error"], e["tries"]) for e in events(project, "notify_failed")]
+    assert ("run_end", "connection refused", 3) in failed, failed
+    assert "notification run_end to webhook http://127.0.0.1:" in res.out + res.err
+    records = validate_file(project)
+    assert records[-1]["event"] == "notify_failed"  # after run_end, and before aidd exited
+    for shown in ("--status", "--report"):  # the next look at the project says so
+        out = run_aidd("--project-dir", str(project), shown, env=env).out
+        assert "notifications or pings not delivered: 1" in out, (shown, out)

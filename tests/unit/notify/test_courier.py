@@ -73,7 +73,10 @@ def test_closing_waits_no_longer_than_asked_and_the_worker_goes_on() -> None:
         assert time.monotonic() - start < 1.0
         # the worker delivers the rest on its own, once the dead endpoint's 5 s are over
         wait_for(lambda: server.paths() == ["/hb/0"], timeout=30, what="the last ping")
-    assert outcomes.seen == []  # outcomes after the close are not reported
+        # told after the close too, while aidd is there to hear them (issue 28 item 8)
+        wait_for(lambda: len(outcomes.seen) == 2, timeout=10, what="both outcomes")
+    assert outcomes.seen == [(dead + "/hb/start", False, "timed out", 1),
+                             (server.url + "/hb/0", True, None, 1)]
 
 
 def test_a_worker_that_dies_fails_what_it_held() -> None:

@@ -147,3 +147,33 @@ def _running(pid: int) -> bool:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+def test_a_failure_nobody_hears_is_kept_in_the_projects_events(tmp_path: Path) -> None:
+    """Issue 28 item 8: once aidd ended, a failed delivery is written to events.jsonl by the
+    worker, under the run that sent it, for the next --report and --status; one aidd still
+    hears is left to aidd (no second line)."""
+    (tmp_path / ".automaker").mkdir()
+    clock = FakeClock()
+    keep = {"root": str(tmp_path), "run": "20261127T080000Z-4242"}
+    job = {"id": 3, "trigger": "run_end", "shown": "webhook https://h/…", "keep": keep}
+    send = Endpoint(clock, *[DeliveryError("timed out")] * 3)
+    serve(_lines(job), io.BytesIO(), {}, clock, send=send, aidd_alive=lambda: True)
+    events = tmp_path / ".automaker" / "events.jsonl"
+    assert not events.exists()
+    send = Endpoint(clock, *[DeliveryError("timed out")] * 3)
+    serve(_lines(job), io.BytesIO(), {}, clock, send=send, aidd_alive=lambda: False)
+    (record,) = [json.loads(line) for line in events.read_text().splitlines()]
+    assert {k: record[k] for k in ("run", "event", "target", "trigger", "error", "tries")} == {
+        "run": keep["run"], "event": "notify_failed", "target": "webhook https://h/…",
+        "trigger": "run_end", "error": "timed out", "tries": 3}
+
+
+def test_the_runs_last_notifications_retry_at_once() -> None:
+    clock = FakeClock()
+    send = Endpoint(clock, *[DeliveryError("connection refused")] * 3)
+    assert attempt({"id": 1, "pause_s": 0.05}, {}, send=send, clock=clock)["tries"] == 3
+    assert clock.sleeps == [0.05, 0.05]
+    send = Endpoint(clock, *[DeliveryError("connection refused")] * 3)
+    attempt({"id": 2, "pause_s": 99}, {}, send=send, clock=clock)  # never longer than usual
+    assert clock.sleeps[2:] == [1.0, 1.0]

@@ -19,7 +19,7 @@ from aidd.events import EventLog
 from aidd.notify.courier import OnOutcome
 from aidd.options import BY_NAME, convert
 from aidd.project.paths import ProjectPaths
-from aidd.run.alarms import END_WAIT_S, Alarms
+from aidd.run.alarms import END_RETRY_PAUSE_S, END_WAIT_S, Alarms
 from aidd.run.journal import Journal
 from aidd.session.orphans import MARK_VAR
 from tests.fakes.clock import FakeClock
@@ -104,7 +104,10 @@ def test_each_event_a_target_hears_is_queued_without_the_agents_mark(tmp_path: P
     assert run.courier.closed == END_WAIT_S
 
 
-def test_a_failure_is_a_warning_and_an_event_until_run_end(tmp_path: Path) -> None:
+def test_a_failure_is_a_warning_and_an_event_also_after_run_end(tmp_path: Path) -> None:
+    """The run's end notification fails after run_end: still a warning and an event, the one
+    event that may follow run_end (issue 28 item 8); the end's jobs retry at once, and each
+    job says where the worker keeps a failure nobody hears any more."""
     run = Run(tmp_path, notify_webhook=(HOOK,))
     run.events.emit("stuck", iterations=[1, 2, 3])
     run.courier.answer(0, True)
@@ -118,7 +121,13 @@ def test_a_failure_is_a_warning_and_an_event_until_run_end(tmp_path: Path) -> No
            "tries)" in said
     assert "notification run_end to webhook https://hooks.example/… failed: timed out" in said
     assert [(e["event"], e.get("trigger")) for e in run.lines()] == [
-        ("stuck", None), ("notify_failed", "stuck"), ("run_end", None)]
+        ("stuck", None), ("notify_failed", "stuck"), ("run_end", None),
+        ("notify_failed", "run_end")]
+    stuck, end = run.courier.jobs[0], run.courier.jobs[1]
+    assert stuck["keep"] == end["keep"] == {"root": str(run.paths.root),
+                                            "run": run.events.run_id}
+    assert "pause_s" not in stuck
+    assert end["pause_s"] == END_RETRY_PAUSE_S
     assert "SECRET" not in said + run.paths.events.read_text()
 
 
