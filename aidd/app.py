@@ -16,10 +16,20 @@ from aidd.config import Settings
 from aidd.console import aidd_command, print_err, print_out, shell_line
 from aidd.errors import ExitCode, LockHeldError, NotFoundError, UsageError, ValidationError
 from aidd.fsio import UnsafePathError
+from aidd.options import OPTIONS
 from aidd.project import filters
 from aidd.project.filters import FeatureFilter
 from aidd.project.paths import ProjectPaths, check_layout
 
+# The flags of the flag table each one-shot action uses; any other given on the command line is
+# said to be ignored. --doctor checks the whole set-up and --show-config shows every setting.
+ALL = frozenset(opt.name for opt in OPTIONS)
+_LOOKS = frozenset({"project-dir", "color"})
+_TAKES: dict[str, frozenset[str]] = {
+    "status": _LOOKS | {"filter-by", "filter", "milestone", "feature"},
+    **{name: _LOOKS for name in ("extract_batch", "check_features", "stop", "checkpoints",
+                                 "rollback", "report", "allow")},
+}
 _ACTION_ORDER = ("extract_batch", "check_features", "status", "stop", "checkpoints", "rollback",
                  "report", "doctor", "allow", "show_config")
 
@@ -28,8 +38,8 @@ def run(settings: Settings) -> int:
     paths = ProjectPaths(settings.project_dir)
     _check_flag_combinations(settings)
     _check_platform()
-    feature_filter = _build_filter(paths, settings) if _needs_filter(settings) else None
     action = _chosen_action(settings)
+    feature_filter = _build_filter(paths, settings) if _needs_filter(settings, action) else None
     clock = SystemClock()  # the one clock of this process: every time read and wait uses it
     try:
         if action is not None:
@@ -104,8 +114,7 @@ def _check_platform() -> None:
         raise ValidationError(f"unsupported platform {sys.platform!r}: aidd needs a POSIX pty")
 
 
-def _needs_filter(settings: Settings) -> bool:
-    one_shot = _chosen_action(settings)
+def _needs_filter(settings: Settings, one_shot: str | None) -> bool:
     if one_shot not in (None, "status"):
         return False
     return any((settings.filter_by, settings.milestone, settings.feature))
@@ -127,6 +136,13 @@ def _chosen_action(settings: Settings) -> str | None:
     if len(chosen) > 1:
         ignored = ", ".join("--" + n.replace("_", "-") for n in chosen[1:])
         print_err(f"aidd: ignoring {ignored} (only --{chosen[0].replace('_', '-')} runs)\n")
+    unused = [f"--{opt.name}" for opt in OPTIONS if settings.from_flag(opt.name)
+              and opt.name not in _TAKES.get(chosen[0], ALL)]
+    if unused:  # no flag ignored in silence (issue 28)
+        print_err(f"aidd: ignoring {', '.join(unused)}: --{chosen[0].replace('_', '-')} does "
+                  "not use it (a run's setting)\n" if len(unused) == 1 else
+                  f"aidd: ignoring {', '.join(unused)}: --{chosen[0].replace('_', '-')} does "
+                  "not use them (a run's settings)\n")
     return chosen[0]
 
 

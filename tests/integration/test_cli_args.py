@@ -236,3 +236,17 @@ def test_stop_on_missing_project_exits_3(run_aidd: RunAidd, tmp_path: Path) -> N
     res = run_aidd("--project-dir", str(tmp_path / "nope"), "--stop")
     assert res.code == 3
     assert not (tmp_path / "nope").exists()
+
+
+def test_a_one_shot_says_which_flags_it_ignores_once(run_aidd: RunAidd, tmp_path: Path) -> None:
+    """Issue 28: no flag ignored in silence. A second action and a run's setting given to a
+    one-shot are each named once on stderr; the one-shot's own flags are not."""
+    project = tmp_path / "proj"
+    (project / ".automaker" / "features").mkdir(parents=True)
+    res = run_aidd("--project-dir", str(project), "--status", "--checkpoints", "--timeout", "5",
+                   "--cli", "claude-code", "--milestone", "m", "--color", "never")
+    assert res.err.count("aidd: ignoring --checkpoints (only --status runs)\n") == 1, res.err
+    assert res.err.count("aidd: ignoring --cli, --timeout: --status does not use them (a "
+                         "run's settings)\n") == 1, res.err
+    res = run_aidd("--project-dir", str(project), "--status", "--json")
+    assert "ignoring" not in res.err
