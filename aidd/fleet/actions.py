@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -14,13 +15,14 @@ from typing import TypeVar
 from temporalio.client import Client
 
 from aidd.console import print_out
-from aidd.errors import ExitCode, UsageError
+from aidd.errors import ExitCode, NotFoundError, UsageError
 from aidd.fleet import connection, control, server, show
 from aidd.fleet import report as fleet_report
 from aidd.fleet.progress import this_host
 from aidd.fleet.records import State
 from aidd.fleet.spec import Fleet
 from aidd.fleet.worker import make_worker
+from aidd.fsio import write_atomic
 
 DEFAULT_SLOTS = 4
 REPORT_ASK_S = 60.0  # the server's answer to `report`, connecting included
@@ -129,14 +131,27 @@ def down(where: Where) -> int:
     return int(ExitCode.SUCCESS)
 
 
-async def report(where: Where, fleet: Fleet, as_json: bool, since: str | None) -> int:
+async def report(where: Where, fleet: Fleet, as_json: bool, since: str | None,
+                 html: Path | None = None) -> int:
     """One report across the fleet's projects, from this machine's checkouts and the server's
-    record of runs elsewhere; 1 when a project has no report from anywhere."""
+    record of runs elsewhere; 1 when a project has no report from anywhere. `html`: written
+    there as one page (atomically) instead of printed."""
     rows, note = await _reported_rows(where, fleet.name)
     items = fleet_report.gather(fleet.projects, where.data_dir, since, rows,
                                 this_host(where.environ))
-    view = fleet_report.as_json if as_json else fleet_report.as_text
-    print_out(view(fleet.name, items, note))
+    if html is not None:
+        page = fleet_report.as_html(fleet.name, items, note)
+        target = Path(os.path.normpath(html.absolute()))
+        if not target.parent.is_dir():
+            raise NotFoundError(f"--html: directory {target.parent} does not exist")
+        try:
+            write_atomic(target, page, root=target.parent)  # the user's own choice of place
+        except OSError as exc:
+            raise NotFoundError(f"--html: cannot write {target}: {exc}") from None
+        print_out(f"report written to {target}\n")
+    else:
+        view = fleet_report.as_json if as_json else fleet_report.as_text
+        print_out(view(fleet.name, items, note))
     failed = any(item.source is None for item in items)
     return int(ExitCode.GENERAL_ERROR if failed else ExitCode.SUCCESS)
 

@@ -98,13 +98,18 @@ def worker(slots: int, where: actions.Where) -> int:
 @fleet.command(context_settings=_CONTEXT)
 @click.argument("fleet_file", metavar="FLEET.yaml", type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="print JSON")
+@click.option("--html", metavar="FILE", type=click.Path(path_type=Path),
+              help="write it as one self-contained HTML page instead")
 @click.option("--since", metavar="WHEN", help="the window's start, as aidd --report --since "
                                               "[default: each project's last run]")
 @_where
-def report(fleet_file: Path, as_json: bool, since: str | None, where: actions.Where) -> int:
+def report(fleet_file: Path, as_json: bool, html: Path | None, since: str | None,
+           where: actions.Where) -> int:
     """One morning report across the fleet's projects: their aidd --report here, the server's
     record of runs on other machines (never starts the local server)."""
-    return asyncio.run(actions.report(where, load_fleet(fleet_file), as_json, since))
+    if as_json and html is not None:
+        raise UsageError("aidd fleet report takes --json or --html FILE, not both")
+    return asyncio.run(actions.report(where, load_fleet(fleet_file), as_json, since, html))
 
 
 @fleet.command(context_settings=_CONTEXT)

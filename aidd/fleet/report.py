@@ -17,6 +17,7 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from aidd.fleet.checkout import checkout_dir
 from aidd.fleet.connection import without_credentials
 from aidd.fleet.control import Row
 from aidd.fleet.records import ProjectJob
+from aidd.reports.morning import html
 from aidd.reports.morning.fmt import clean
 
 SCHEMA = 1
@@ -179,6 +181,40 @@ def as_text(fleet: str, items: Sequence[ProjectReport], note: str = "") -> str:
     if note:
         lines.append(f"note: {note}")
     return "\n".join(lines) + "\n"
+
+
+def as_html(fleet: str, items: Sequence[ProjectReport], note: str = "") -> str:
+    """The text's lines as one self-contained page (the morning report's page): a row per
+    project, then each project's own "Look at first" (its health reasons and next steps)."""
+    rows = [summary(item) for item in items]
+    t = total(rows)
+    parts = [html.heading(f"aidd fleet report: {fleet}"),
+             html.table(["project", "last run", "attempts", "features", "cost", "note"],
+                        [(r["project"], *_cells(r)) for r in rows], {2}),
+             f"<p>{t['reported']}/{t['projects']} reported · attempts {t['attempts']} · "
+             f"features {t['features_passing']}/{t['features_total']} passing · "
+             f"${t['cost_usd']:.2f}{escape(f' · note: {note}') if note else ''}</p>"]
+    for row, item in zip(rows, items, strict=True):
+        health = (item.report or {}).get("health")
+        reasons = health.get("reasons") if isinstance(health, dict) else None
+        if isinstance(reasons, list) and reasons:
+            listed = "".join(f"<li>{escape(clean(str(r.get('what')), 300))}; next: "
+                             f"{escape(clean(str(r.get('next')), 300))}</li>"
+                             for r in reasons if isinstance(r, dict))
+            parts.append(html.section(f"{row['project']}: look at first", f"<ul>{listed}</ul>"))
+    return html.page(f"aidd fleet report: {fleet}", parts)
+
+
+def _cells(row: dict[str, Any]) -> tuple[str, int, str, str, str]:
+    if row["error"] is not None:
+        return ("no report", 0, "", "", clean(str(row["error"]), 300))
+    cost = row["cost_usd"]
+    end = _server_end(row) if row["source"] == SERVER else _run_end(row["last_run"])
+    known = row["features_total"] is not None
+    return (end, row["attempts"] or 0,
+            f"{row['features_passing']}/{row['features_total']}" if known else "unknown",
+            f"${cost:.2f}" if isinstance(cost, int | float) else "unknown",
+            clean(row["message"], 300) if row.get("message") else "")
 
 
 def _line(row: dict[str, Any]) -> str:

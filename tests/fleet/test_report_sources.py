@@ -95,3 +95,24 @@ def test_a_local_line_covers_every_aidd_run_of_the_workflow_run(tmp_path: Path,
     report.gather([_job(tmp_path)], tmp_path, None, {"p": queued}, "here")
     assert [argv[-2:] for argv in asked] == [["--since", "2026-11-26T01:00:00+00:00"],
                                              ["--since", "22:00"], ["--report", "--json"]]
+
+
+def test_the_html_page_holds_each_line_and_each_projects_look_at_first(tmp_path: Path) -> None:
+    """Issue 28: `aidd fleet report --html FILE`: the text's figures as one self-contained
+    page, each project's own health reasons with their next step, project strings escaped."""
+    row = _row(hosts=["here", "hostB"], **RAN)
+    [server] = report.gather([_job(tmp_path)], tmp_path, None, {"p": row}, "here")
+    local = report.ProjectReport("q<script>", str(tmp_path), {
+        "attempts": {"total": 4}, "features": {"passing_now": 2, "total_now": 3},
+        "health": {"verdict": "failed", "reasons": [
+            {"kind": "stuck", "what": "stuck after 3 attempts <b>",
+             "next": "aidd --report --project-dir /p"}]}})
+    page = report.as_html("lab", [server, local])
+    assert page.startswith("<!doctype html>")
+    assert "<script" not in page  # the CSP allows none, and a project's name is escaped
+    assert "q&lt;script&gt;" in page
+    assert "done (exit 0) at 2026-11-26 01:02" in page
+    assert "<td>1/2</td>" in page
+    assert "<td>$0.75</td>" in page
+    assert "q&lt;script&gt;: look at first" in page
+    assert "stuck after 3 attempts &lt;b&gt;; next: aidd --report --project-dir /p" in page

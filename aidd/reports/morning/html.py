@@ -50,11 +50,17 @@ _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 def render_html(report: MorningReport) -> str:
     title = f"aidd report: {report.project_name}"
     body = [
-        f"<h1>{_e(title)}</h1>", _window(report), _cards(report), _first(report),
+        heading(title), _window(report), _cards(report), _first(report),
         _timeline(report), _charts(report), _runs(report), _attempts(report),
         _features(report.features), _diffstat(report.diffstat), _usage(report),
         _gate(report.gate), _checkpoints(report), _events(report),
     ]
+    return page(title, body)
+
+
+def page(title: str, body: Sequence[str]) -> str:
+    """One self-contained page (no script, no request: its CSP says so) holding `body`, with
+    `title` as its heading too; `aidd fleet report --html` makes its page here as well."""
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
             '<meta name="viewport" content="width=device-width,initial-scale=1">'
@@ -66,7 +72,11 @@ def _e(value: object) -> str:
     return escape(str(value))
 
 
-def _table(head: Sequence[str], rows: Iterable[Sequence[object]], numeric: set[int]) -> str:
+def heading(title: str) -> str:
+    return f"<h1>{_e(title)}</h1>"
+
+
+def table(head: Sequence[str], rows: Iterable[Sequence[object]], numeric: set[int]) -> str:
     def cell(tag: str, i: int, value: object) -> str:
         return f'<{tag} class="n">{_e(value)}</{tag}>' if i in numeric \
             else f"<{tag}>{_e(value)}</{tag}>"
@@ -77,7 +87,7 @@ def _table(head: Sequence[str], rows: Iterable[Sequence[object]], numeric: set[i
     return "".join(lines) + "</table>"
 
 
-def _section(title: str, *parts: str) -> str:
+def section(title: str, *parts: str) -> str:
     return f"<section><h2>{_e(title)}</h2>{''.join(parts)}</section>"
 
 
@@ -107,13 +117,13 @@ def _first(report: MorningReport) -> str:
     verdict = f"<p>health: <b>{_e(verdict)}</b>{': ' + _e(why) if why else ''}</p>"
     items = "".join(f"<li>{_e(r.what)}<br>next: <code>{_e(r.next)}</code></li>"
                     for r in health.reasons)
-    return _section("Look at first", verdict + (f'<ol class="first">{items}</ol>' if items
+    return section("Look at first", verdict + (f'<ol class="first">{items}</ol>' if items
                                                 else ""))
 
 
 def _timeline(report: MorningReport) -> str:
     counts = Counter(svg.result_class(a) for a in report.attempts)
-    return _section("Attempts over time", svg.timeline(report.attempts, report.window),
+    return section("Attempts over time", svg.timeline(report.attempts, report.window),
                     svg.legend(dict(counts)))
 
 
@@ -127,14 +137,14 @@ def _charts(report: MorningReport) -> str:
     f = report.features
     passing = [(at, float(n)) for at, n in f.series]
     return ('<div class="two">'
-            + _section("Cost, cumulative", svg.line_chart(
+            + section("Cost, cumulative", svg.line_chart(
                 cost, report.window, label="cumulative cost", value=fmt.cost(report.usage),
                 colour="#2f6fd0", width=svg.HALF))
-            + _section("Tokens, cumulative", svg.line_chart(
+            + section("Tokens, cumulative", svg.line_chart(
                 tokens, report.window, label="cumulative tokens",
                 value=fmt.count(total_tokens), colour="#8a4fd0", width=svg.HALF))
             + "</div>"
-            + _section("Features passing", svg.line_chart(
+            + section("Features passing", svg.line_chart(
                 passing, report.window, label="features passing",
                 value=fmt.count(f.passing_now), colour="#2e9d4c", base=float(f.passing_at_start))))
 
@@ -143,20 +153,20 @@ def _runs(report: MorningReport) -> str:
     rows = [(r.run, fmt.stamp(r.started_at), fmt.stamp(r.ended_at), fmt.duration(r.duration_s),
              r.reason, "-" if r.exit_code is None else r.exit_code, r.attempts)
             for r in report.runs]
-    table = _table(("run", "started", "ended", "duration", "ended by", "exit", "attempts"),
+    listed = table(("run", "started", "ended", "duration", "ended by", "exit", "attempts"),
                    rows, {3, 5, 6}) if rows else "<p>no run in the window</p>"
-    return _section("Runs", table)
+    return section("Runs", listed)
 
 
 def _attempts(report: MorningReport) -> str:
-    results = _table(("result", "", "count"),
+    results = table(("result", "", "count"),
                      [(c.key, c.label, fmt.count(c.count)) for c in report.results], {0, 2})
-    failures = _table(("reason", "count"),
+    failures = table(("reason", "count"),
                       [(c.label, fmt.count(c.count)) for c in report.failures], {1}) \
         if report.failures else "<p>none</p>"
     return ('<div class="two">'
-            + _section(f"Attempts: {fmt.count(len(report.attempts))}", results)
-            + _section("Failures by reason", failures) + "</div>")
+            + section(f"Attempts: {fmt.count(len(report.attempts))}", results)
+            + section("Failures by reason", failures) + "</div>")
 
 
 def _features(f: Features) -> str:
@@ -172,7 +182,7 @@ def _features(f: Features) -> str:
              "yes" if p.passing_now else "no") for p in f.passed[:SHOWN_FEATURES]]
     parts = [f'<p class="sub">{_e(source)}</p>']
     if rows:
-        parts.append(_table(("feature", "attempt", "at", "commit or checkpoint", "passes now"),
+        parts.append(table(("feature", "attempt", "at", "commit or checkpoint", "passes now"),
                             rows, {1}))
     if len(f.passed) > SHOWN_FEATURES:
         parts.append(f"<p>… and {_e(fmt.count(len(f.passed) - SHOWN_FEATURES))} more "
@@ -182,17 +192,17 @@ def _features(f: Features) -> str:
     if f.struggling:
         parts.append("<p>changed without passing: " + _e(", ".join(
             f"{name} ({fmt.plural(n, 'attempt')})" for name, n in f.struggling[:10])) + "</p>")
-    return _section(head, *parts)
+    return section(head, *parts)
 
 
 def _diffstat(d: Diffstat | None) -> str:
     if d is None:
-        return _section("Changes: unknown", "<p>no checkpoints and no git history</p>")
+        return section("Changes: unknown", "<p>no checkpoints and no git history</p>")
     head = (f"Changes: {fmt.plural(d.files, 'file')}, +{fmt.count(d.added)} "
             f"-{fmt.count(d.deleted)}")
     rows = [(c.path, fmt.change(c.added, c.deleted)) for c in d.top]
-    return _section(head, f'<p class="sub">from <code>{_e(d.base)}</code> to '
-                    f"<code>{_e(d.head)}</code></p>", _table(("file", "lines"), rows, {1}))
+    return section(head, f'<p class="sub">from <code>{_e(d.base)}</code> to '
+                    f"<code>{_e(d.head)}</code></p>", table(("file", "lines"), rows, {1}))
 
 
 def _usage(report: MorningReport) -> str:
@@ -205,7 +215,7 @@ def _usage(report: MorningReport) -> str:
     paused = (f"<p>paused: rate limits {_e(fmt.duration(p.rate_limit_s))} "
               f"({_e(fmt.plural(p.rate_limits, 'sleep'))}), pacing "
               f"{_e(fmt.duration(p.pace_s))} ({_e(fmt.plural(p.paces, 'pause'))})</p>")
-    return _section("Tokens and cost", cost, paused, _table(("tokens", ""), rows, {1}))
+    return section("Tokens and cost", cost, paused, table(("tokens", ""), rows, {1}))
 
 
 def _gate(gate: Gate) -> str:
@@ -215,16 +225,16 @@ def _gate(gate: Gate) -> str:
     rows = [(r.name, f"red since attempt {fmt.attempt(r.red_since)}" if r.red
              else "green" if r.ok else "known failures only", fmt.attempt(r.number),
              r.new_failures, r.known_failures, ", ".join(r.new)) for r in gate.commands]
-    table = _table(("command", "state", "attempt", "new", "known", "first new failures"),
+    listed = table(("command", "state", "attempt", "new", "known", "first new failures"),
                    rows, {2, 3, 4}) if rows else ""
-    return _section(head, table)
+    return section(head, listed)
 
 
 def _checkpoints(report: MorningReport) -> str:
     points = report.checkpoints
     if not points:
-        return _section("Checkpoints: none in the window")
-    return _section(f"Checkpoints: {fmt.count(len(points))}",
+        return section("Checkpoints: none in the window")
+    return section(f"Checkpoints: {fmt.count(len(points))}",
                     f"<p>first <code>{_e(points[0].ref)}</code><br>last "
                     f"<code>{_e(points[-1].ref)}</code></p>")
 
