@@ -1,0 +1,181 @@
+"""Every git process aidd starts: its argv, its environment and its run (issue 27).
+
+A project's repository is untrusted (a clone, a ZIP, the agent's own edits), so no program it
+names may run inside aidd's git: no filter, textconv, diff or gpg program, fsmonitor, hook,
+pager, ssh command, askpass or credential helper from it. git reads no system or user config
+for a project-local run (`GIT_CONFIG_NOSYSTEM`, `GIT_CONFIG_GLOBAL=/dev/null`); every executing
+key is overridden with `-c` (which beats any file, an included one too); and the filter and diff
+drivers the repository configures, which have names of its choosing, are listed first
+(`git config --list`) and each emptied. A network run (the fleet's clone, fetch and push)
+keeps the user's own system and global config for credentials, and only those values of the
+credential keys. docs/decisions.md (issue 27) has the comparison with a git library.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+TIMEOUT_S = 120.0
+# Where git would look for a repository, an index or config other than the one aidd names.
+_LOCATIONS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+              "GIT_COMMON_DIR", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE",
+              "GIT_CEILING_DIRECTORIES", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS",
+              "GIT_CONFIG_COUNT", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_GLOBAL",
+              "GIT_CONFIG_NOSYSTEM", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_EDITOR")
+# Overridden in every run: each key that makes git start a program.
+_ALWAYS = {"core.fsmonitor": "false", "core.hooksPath": "/dev/null",
+           "log.showSignature": "false", "commit.gpgSign": "false", "tag.gpgSign": "false",
+           "gpg.program": "", "gpg.ssh.program": "", "gpg.x509.program": "",
+           "gpg.ssh.defaultKeyCommand": "", "diff.external": "", "core.pager": "cat",
+           "core.editor": "", "sequence.editor": "", "core.attributesFile": "/dev/null",
+           "protocol.ext.allow": "never", "remote.origin.uploadpack": "git-upload-pack",
+           "remote.origin.receivepack": "git-receive-pack", "gc.auto": "0"}
+# The credential keys: a local run needs none; a network run keeps only the user's own.
+_CREDENTIALS = ("core.sshCommand", "core.askPass", "credential.helper")
+# Drivers the repository names: each of these keys starts a program when set.
+_DRIVER_KEYS = {"filter": ("clean", "smudge", "process"), "diff": ("textconv", "command")}
+# Commands that never convert a file's content nor show a diff or a signature: no driver can
+# run in them, so they skip the `git config` listing (a process each checkpoint saves).
+_NO_DRIVER = frozenset({"rev-parse", "update-ref", "for-each-ref", "commit-tree", "write-tree",
+                        "ls-tree", "cat-file", "diff-tree", "check-ignore", "symbolic-ref",
+                        "merge-base", "rev-list", "read-tree", "init", "config", "--version"})
+_TRUSTED_SCOPES = ("system", "global")  # only ever read in a network run
+GIT = "git"
+
+
+def which(environ: Mapping[str, str]) -> str | None:
+    """The git program this environment's PATH finds, or None."""
+    return shutil.which(GIT, path=environ.get("PATH"))
+
+
+class GitError(Exception):
+    """git could not be started, took too long, or (when checked) failed."""
+
+
+@dataclass(frozen=True)
+class Done:
+    code: int
+    out: bytes
+    err: bytes
+
+    @property
+    def ok(self) -> bool:
+        return self.code == 0
+
+    @property
+    def text(self) -> str:
+        return self.out.decode("utf-8", "surrogateescape").strip()
+
+    @property
+    def why(self) -> str:
+        """git's last error line, or its exit code."""
+        lines = self.err.decode("utf-8", "replace").strip().splitlines()
+        return lines[-1] if lines else f"exit {self.code}"
+
+
+@dataclass(frozen=True)
+class Git:
+    """git in `cwd`, on the repository `repo` names (GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE;
+    none: the one git finds from `cwd`), with `environ` (the user's, trusted) otherwise."""
+
+    cwd: Path
+    environ: Mapping[str, str]
+    repo: Mapping[str, str] = field(default_factory=dict)
+    network: bool = False
+    timeout: float = TIMEOUT_S
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in self.environ.items()
+               if k not in _LOCATIONS and not k.startswith(("GIT_CONFIG_KEY_",
+                                                            "GIT_CONFIG_VALUE_"))}
+        env.update(GIT_TERMINAL_PROMPT="0", GIT_ATTR_NOSYSTEM="1", GIT_PAGER="cat")
+        if not self.network:
+            env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL="/dev/null")
+        return {**env, **self.repo}
+
+    def argv(self, *args: str) -> list[str]:
+        """`git -c ... ARGS`: the overrides, those of the repository's drivers included."""
+        listing = [] if args[0] in _NO_DRIVER and not self.network else self._config()
+        return [GIT, *_flags(overrides(listing, self.network)), *args]
+
+    def run(self, *args: str, stdin: bytes | None = None) -> Done:
+        """`git ARGS`, bounded; a failure to start or a timeout is a GitError."""
+        return self._exec(self.argv(*args), stdin)
+
+    def out(self, *args: str, stdin: bytes | None = None) -> str:
+        """stdout of `git ARGS` (stripped), a non-zero exit being a GitError."""
+        done = self.run(*args, stdin=stdin)
+        if not done.ok:
+            raise GitError(f"git {args[0]} failed: {done.why}")
+        return done.text
+
+    def _config(self) -> list[tuple[str, str, str]]:
+        """(scope, key, value) of every config entry git would read here."""
+        done = self._exec([GIT, "config", "--null", "--show-scope", "--list"], None)
+        return parse_listing(done.out) if done.ok else []
+
+    def _exec(self, argv: list[str], stdin: bytes | None) -> Done:
+        try:
+            proc = subprocess.run(argv, cwd=self.cwd, env=self.env(), input=stdin,
+                                  stdin=subprocess.DEVNULL if stdin is None else None,
+                                  capture_output=True, timeout=self.timeout, check=False)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise GitError(f"git {_verb(argv)}: {exc}") from None
+        return Done(proc.returncode, proc.stdout, proc.stderr)
+
+
+def parse_listing(raw: bytes) -> list[tuple[str, str, str]]:
+    """`git config --null --show-scope --list`: scope NUL key LF value NUL, per entry."""
+    tokens = raw.decode("utf-8", "surrogateescape").split("\0")
+    out = []
+    for scope, entry in zip(tokens[0::2], tokens[1::2], strict=False):
+        key, _, value = entry.partition("\n")
+        out.append((scope, key, value))
+    return out
+
+
+def overrides(listing: list[tuple[str, str, str]], network: bool) -> dict[str, str | list[str]]:
+    """The `-c` settings of a run, given what config git would read: `_ALWAYS`; each driver
+    the config names emptied; the credential keys empty, or in a network run the user's own."""
+    out: dict[str, str | list[str]] = dict(_ALWAYS)
+    for _, key, _ in listing:
+        section, _, rest = key.partition(".")
+        name, _, variable = rest.rpartition(".")
+        if name and variable.lower() in _DRIVER_KEYS.get(section.lower(), ()):
+            for each in _DRIVER_KEYS[section.lower()]:
+                out[f"{section}.{name}.{each}"] = ""
+            if section.lower() == "filter":
+                out[f"filter.{name}.required"] = "false"
+    trusted = [(k.lower(), v) for scope, k, v in listing
+               if network and scope in _TRUSTED_SCOPES]
+    for key in _CREDENTIALS:
+        own = [v for k, v in trusted if k == key.lower()]
+        if key == "credential.helper":
+            out[key] = ["", *own]  # an empty value forgets the helpers listed before it
+        else:  # a network run without the user's own: git's default ssh, no askpass
+            out[key] = own[-1] if own else ("ssh" if network and key == "core.sshCommand"
+                                            else "")
+    return out
+
+
+def _flags(settings: Mapping[str, str | list[str]]) -> list[str]:
+    flags = []
+    for key, value in settings.items():
+        for each in [value] if isinstance(value, str) else value:
+            flags += ["-c", f"{key}={each}"]
+    return flags
+
+
+def _verb(argv: list[str]) -> str:
+    """The git command in `argv`: the first word after the `-c` pairs."""
+    words = iter(argv[1:])
+    for word in words:
+        if word == "-c":
+            next(words, None)
+        else:
+            return word
+    return ""
