@@ -38,11 +38,12 @@ _ALWAYS = {"core.fsmonitor": "false", "core.hooksPath": "/dev/null",
 _CREDENTIALS = ("core.sshCommand", "core.askPass", "credential.helper")
 # Drivers the repository names: each of these keys starts a program when set.
 _DRIVER_KEYS = {"filter": ("clean", "smudge", "process"), "diff": ("textconv", "command")}
-# Commands that never convert a file's content nor show a diff or a signature: no driver can
-# run in them, so they skip the `git config` listing (a process each checkpoint saves).
-_NO_DRIVER = frozenset({"rev-parse", "update-ref", "for-each-ref", "commit-tree", "write-tree",
-                        "ls-tree", "cat-file", "diff-tree", "check-ignore", "symbolic-ref",
-                        "merge-base", "rev-list", "read-tree", "init", "config", "--version"})
+# Commands that never read a work-tree file nor show a diff or a signature: no driver can run
+# in them, so they skip the `git config` listing (a process saved). Not `write-tree`: it
+# runs the clean filter of a racily clean index entry.
+_NO_DRIVER = frozenset({"rev-parse", "update-ref", "for-each-ref", "commit-tree", "ls-tree",
+                        "cat-file", "check-ignore", "symbolic-ref", "merge-base", "rev-list",
+                        "mktree", "init", "config", "--version"})
 _TRUSTED_SCOPES = ("system", "global")  # only ever read in a network run
 GIT = "git"
 

@@ -16,7 +16,7 @@ class Checkpointer:
         self._clock = clock
         self._store: CheckpointStore | None = None
         self._keep_runs = plan.settings.checkpoint_keep_runs
-        if not plan.settings.no_checkpoints:
+        if not plan.settings.no_checkpoints and plan.checkpoints_refused is None:
             self._store = CheckpointStore(plan.paths.root, journal.events.run_id,
                                           plan.settings.environ)
 

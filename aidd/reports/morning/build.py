@@ -58,7 +58,8 @@ def build_report(paths: ProjectPaths, since: str | None, now: datetime,
                        for reason, n in tally.failures.most_common()),
         features=feature_view, diffstat=found.diffstat, usage=tally.usage(), pauses=pauses,
         gate=gate, checkpoints=tuple(points),
-        attention=attention.first_things(facts), events=seen)
+        attention=attention.first_things(facts), events=seen,
+        checkpoints_refused=store.refusal())
 
 
 def _running_run(paths: ProjectPaths) -> str | None:

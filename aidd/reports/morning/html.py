@@ -218,6 +218,8 @@ def _gate(gate: Gate) -> str:
 
 def _checkpoints(report: MorningReport) -> str:
     points = report.checkpoints
+    if report.checkpoints_refused:
+        return _section("Checkpoints: refused", f"<p>{_e(report.checkpoints_refused)}</p>")
     if not points:
         return _section("Checkpoints: none in the window")
     return _section(f"Checkpoints: {fmt.count(len(points))}",

@@ -181,6 +181,8 @@ class MorningReport:
     attention: tuple[Attention, ...]
     events: EventsSeen
     notes: tuple[str, ...] = field(default=())
+    # Why the project's repository keeps no checkpoints (its layout leads outside), or None.
+    checkpoints_refused: str | None = None
 
     @property
     def project_name(self) -> str:

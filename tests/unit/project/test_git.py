@@ -1,0 +1,32 @@
+"""project/git, the one owner of git runs: which run ids count, which config keys are
+overridden, and the user's own credential keys kept for a network run (issue 27)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from aidd.project.checkpoints import is_run_id
+from aidd.project.git import overrides, parse_listing
+
+
+def test_run_ids_are_aidds_own_and_not_in_the_future() -> None:
+    now = datetime(2026, 11, 27, tzinfo=UTC)
+    assert is_run_id("20261125T010000Z-42", now)
+    assert not is_run_id("20261128T010000Z-42", now)
+    assert not is_run_id("20261325T010000Z-42", now)
+    assert not is_run_id("001", now)
+    assert not is_run_id("20261125T010000Z-42/x", now)
+
+
+def test_a_network_run_keeps_only_the_users_own_credential_keys() -> None:
+    listing = parse_listing(
+        b"global\0credential.helper\nstore\0local\0credential.helper\n!evil\0"
+        b"local\0core.sshcommand\nevil-ssh\0local\0filter.lfs.process\nevil\0")
+    network, local = overrides(listing, network=True), overrides(listing, network=False)
+    assert network["credential.helper"] == ["", "store"]
+    assert network["core.sshCommand"] == "ssh"
+    assert local["credential.helper"] == [""]
+    assert local["core.sshCommand"] == ""
+    for each in (network, local):
+        assert each["filter.lfs.process"] == each["filter.lfs.clean"] == ""
+        assert each["filter.lfs.required"] == "false"
