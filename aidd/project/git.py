@@ -93,7 +93,9 @@ class Git:
         env = {k: v for k, v in self.environ.items()
                if k not in _LOCATIONS and not k.startswith(("GIT_CONFIG_KEY_",
                                                             "GIT_CONFIG_VALUE_"))}
-        env.update(GIT_TERMINAL_PROMPT="0", GIT_ATTR_NOSYSTEM="1", GIT_PAGER="cat")
+        # No optional lock: a read (status) never rewrites an index, the agent's or another's.
+        env.update(GIT_TERMINAL_PROMPT="0", GIT_ATTR_NOSYSTEM="1", GIT_PAGER="cat",
+                   GIT_OPTIONAL_LOCKS="0")
         if not self.network:
             env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL="/dev/null")
         return {**env, **self.repo}
