@@ -149,7 +149,7 @@ class CheckpointStore:
         """The work tree's tree now, as a checkpoint records it (runtime files left out, the
         metadata in even where .gitignore hides it), built in `index` (a file under the
         project) and written to the object store: no commit, no ref."""
-        env = self.git_at(index)
+        env = self.git_at(index).pinned()
         self._seed_index(self.repo, index)
         ignored = self._ignored(env)
         self.git(env, "add", "-A", "--", ".", *_excludes(ignored))

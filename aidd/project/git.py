@@ -16,7 +16,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 TIMEOUT_S = 120.0
@@ -38,12 +38,13 @@ _ALWAYS = {"core.fsmonitor": "false", "core.hooksPath": "/dev/null",
 _CREDENTIALS = ("core.sshCommand", "core.askPass", "credential.helper")
 # Drivers the repository names: each of these keys starts a program when set.
 _DRIVER_KEYS = {"filter": ("clean", "smudge", "process"), "diff": ("textconv", "command")}
-# Commands that never read a work-tree file nor show a diff or a signature: no driver can run
-# in them, so they skip the `git config` listing (a process saved). Not `write-tree`: it
-# runs the clean filter of a racily clean index entry.
+# Commands that never read a work-tree file nor run a textconv the way aidd calls them (no
+# `-p`, `--textconv` or `--filters`): no driver can run in them, so they skip the `git
+# config` listing (a process saved). Not `write-tree`: it runs the clean filter of a racily
+# clean index entry.
 _NO_DRIVER = frozenset({"rev-parse", "update-ref", "for-each-ref", "commit-tree", "ls-tree",
-                        "cat-file", "check-ignore", "symbolic-ref", "merge-base", "rev-list",
-                        "mktree", "init", "config", "--version"})
+                        "cat-file", "diff-tree", "check-ignore", "symbolic-ref", "merge-base",
+                        "rev-list", "mktree", "init", "config", "--version"})
 _TRUSTED_SCOPES = ("system", "global")  # only ever read in a network run
 GIT = "git"
 
@@ -88,6 +89,13 @@ class Git:
     repo: Mapping[str, str] = field(default_factory=dict)
     network: bool = False
     timeout: float = TIMEOUT_S
+    # The config as listed once for several runs in a row (`pinned`); None: listed per run.
+    listing: tuple[tuple[str, str, str], ...] | None = None
+
+    def pinned(self) -> Git:
+        """This git with its config listed now, once, for the few runs of one step (a
+        checkpoint's add and write-tree): one `git config` run instead of one per run."""
+        return replace(self, listing=tuple(self._config()))
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in self.environ.items()
@@ -102,7 +110,8 @@ class Git:
 
     def argv(self, *args: str) -> list[str]:
         """`git -c ... ARGS`: the overrides, those of the repository's drivers included."""
-        listing = [] if args[0] in _NO_DRIVER and not self.network else self._config()
+        listing = ([] if args[0] in _NO_DRIVER and not self.network else
+                   list(self.listing) if self.listing is not None else self._config())
         return [GIT, *_flags(overrides(listing, self.network)), *args]
 
     def run(self, *args: str, stdin: bytes | None = None) -> Done:
