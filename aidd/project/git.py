@@ -32,8 +32,12 @@ _ALWAYS = {"core.fsmonitor": "false", "core.hooksPath": "/dev/null",
            "gpg.program": "", "gpg.ssh.program": "", "gpg.x509.program": "",
            "gpg.ssh.defaultKeyCommand": "", "diff.external": "", "core.pager": "cat",
            "core.editor": "", "sequence.editor": "", "core.attributesFile": "/dev/null",
-           "protocol.ext.allow": "never", "remote.origin.uploadpack": "git-upload-pack",
-           "remote.origin.receivepack": "git-receive-pack", "gc.auto": "0"}
+           "protocol.ext.allow": "never", "gc.auto": "0"}
+# The program run on the other end of a local or ssh remote: config names it, and git takes the
+# FIRST value of `remote.<name>.uploadpack`/`receivepack` (a `-c` comes last), so it is given on
+# the command line, which wins over any config.
+_PACK = {"push": "--receive-pack=git-receive-pack", "fetch": "--upload-pack=git-upload-pack",
+         "clone": "--upload-pack=git-upload-pack"}
 # The credential keys: a local run needs none; a network run keeps only the user's own.
 _CREDENTIALS = ("core.sshCommand", "core.askPass", "credential.helper")
 # Drivers the repository names: each of these keys starts a program when set.
@@ -112,7 +116,8 @@ class Git:
         """`git -c ... ARGS`: the overrides, those of the repository's drivers included."""
         listing = ([] if args[0] in _NO_DRIVER and not self.network else
                    list(self.listing) if self.listing is not None else self._config())
-        return [GIT, *_flags(overrides(listing, self.network)), *args]
+        pack = [_PACK[args[0]]] if args[0] in _PACK else []
+        return [GIT, *_flags(overrides(listing, self.network)), args[0], *pack, *args[1:]]
 
     def run(self, *args: str, stdin: bytes | None = None) -> Done:
         """`git ARGS`, bounded; a failure to start or a timeout is a GitError."""

@@ -96,6 +96,8 @@ def test_a_hostile_repository_runs_nothing_and_gets_nothing_written_outside(
     ran = run_aidd(*at, "--max-iterations", "1", *LIMITS, env=env)
     assert ran.code == 0, ran.err
     assert ("checkpoints off" in ran.out + ran.err) == refused
+    header = next((root / ".automaker" / "iterations").glob("001*.log")).read_text()
+    assert ("checkpoints off (refused" in header) == refused
     back = run_aidd(*at, "--rollback", "001", env=env)
     if refused:
         assert back.code != 0

@@ -4,9 +4,10 @@ overridden, and the user's own credential keys kept for a network run (issue 27)
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 from aidd.project.checkpoints import is_run_id
-from aidd.project.git import overrides, parse_listing
+from aidd.project.git import Git, overrides, parse_listing
 
 
 def test_run_ids_are_aidds_own_and_not_in_the_future() -> None:
@@ -30,3 +31,13 @@ def test_a_network_run_keeps_only_the_users_own_credential_keys() -> None:
     for each in (network, local):
         assert each["filter.lfs.process"] == each["filter.lfs.clean"] == ""
         assert each["filter.lfs.required"] == "false"
+
+
+def test_the_other_end_of_a_push_or_fetch_is_gits_own(tmp_path: Path) -> None:
+    """git takes the first `remote.<name>.receivepack` of the config, so a `-c` cannot win:
+    the command line names the program."""
+    for verb, flag in (("push", "--receive-pack=git-receive-pack"),
+                       ("fetch", "--upload-pack=git-upload-pack"),
+                       ("clone", "--upload-pack=git-upload-pack")):
+        argv = Git(tmp_path, {}, network=True).argv(verb, "origin")
+        assert argv[-3:] == [verb, flag, "origin"]
