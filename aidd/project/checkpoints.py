@@ -178,8 +178,8 @@ class CheckpointStore:
         return sorted(old)
 
     def listing(self) -> list[Listed]:
-        """Every checkpoint of the project, oldest first; none where no repository holds any
-        (listing never creates one)."""
+        """Every checkpoint of aidd's runs in the project, oldest first; none where no
+        repository holds any (listing never creates one)."""
         if not self.exists():
             return []
         env = self.git_at(self.root / INDEX)
@@ -191,6 +191,8 @@ class CheckpointStore:
         for i in range(0, len(fields) - 3, 4):
             ref, commit, when, body = (f.strip() for f in fields[i:i + 4])
             run, _, label = ref.removeprefix(REF_ROOT + "/").partition("/")
+            if not is_run_id(run):  # a planted ref: not aidd's, not listed, no rollback to it
+                continue
             files = body.removeprefix("files: ")
             rows.append(Listed(run, label, ref, commit, when, int(files) if files.isdigit()
                                else None))

@@ -32,7 +32,8 @@ _ALWAYS = {"core.fsmonitor": "false", "core.hooksPath": "/dev/null",
            "gpg.program": "", "gpg.ssh.program": "", "gpg.x509.program": "",
            "gpg.ssh.defaultKeyCommand": "", "diff.external": "", "core.pager": "cat",
            "core.editor": "", "sequence.editor": "", "core.attributesFile": "/dev/null",
-           "protocol.ext.allow": "never", "gc.auto": "0"}
+           "protocol.ext.allow": "never", "gc.auto": "0",
+           "core.alternateRefsCommand": ""}
 # The program run on the other end of a local or ssh remote: config names it, and git takes the
 # FIRST value of `remote.<name>.uploadpack`/`receivepack` (a `-c` comes last), so it is given on
 # the command line, which wins over any config.
@@ -107,7 +108,9 @@ class Git:
                                                             "GIT_CONFIG_VALUE_"))}
         # No optional lock: a read (status) never rewrites an index, the agent's or another's.
         env.update(GIT_TERMINAL_PROMPT="0", GIT_ATTR_NOSYSTEM="1", GIT_PAGER="cat",
-                   GIT_OPTIONAL_LOCKS="0")
+                   GIT_OPTIONAL_LOCKS="0",
+                   # Set, even empty, it hides core.gitProxy (whose FIRST value git takes).
+                   GIT_PROXY_COMMAND=self.environ.get("GIT_PROXY_COMMAND", ""))
         if not self.network:
             env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL="/dev/null")
         return {**env, **self.repo}
@@ -169,13 +172,15 @@ def overrides(listing: list[tuple[str, str, str]], network: bool) -> dict[str, s
                 out[f"filter.{name}.required"] = "false"
     trusted = [(k.lower(), v) for scope, k, v in listing
                if network and scope in _TRUSTED_SCOPES]
+    planted = {k.lower() for scope, k, _ in listing if scope not in _TRUSTED_SCOPES}
     for key in _CREDENTIALS:
         own = [v for k, v in trusted if k == key.lower()]
         if key == "credential.helper":
             out[key] = ["", *own]  # an empty value forgets the helpers listed before it
-        else:  # a network run without the user's own: git's default ssh, no askpass
-            out[key] = own[-1] if own else ("ssh" if network and key == "core.sshCommand"
-                                            else "")
+        elif own or not network:
+            out[key] = own[-1] if own else ""
+        elif key.lower() in planted:  # git's default ssh (GIT_SSH stays hidden), no askpass
+            out[key] = "ssh" if key == "core.sshCommand" else ""
     return out
 
 

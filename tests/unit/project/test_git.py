@@ -41,3 +41,11 @@ def test_the_other_end_of_a_push_or_fetch_is_gits_own(tmp_path: Path) -> None:
                        ("clone", "--upload-pack=git-upload-pack")):
         argv = Git(tmp_path, {}, network=True).argv(verb, "origin")
         assert argv[-3:] == [verb, flag, "origin"]
+
+
+def test_a_network_run_without_planted_credential_keys_leaves_them_to_the_user() -> None:
+    """GIT_SSH and the user's own askpass stay in effect where nothing was planted."""
+    listing = parse_listing(b"global\0user.name\nme\0")
+    network = overrides(listing, network=True)
+    assert "core.sshCommand" not in network
+    assert "core.askPass" not in network

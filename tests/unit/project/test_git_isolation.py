@@ -200,3 +200,5 @@ def test_planted_refs_are_never_rolled_back_to_nor_kept(tmp_path: Path) -> None:
     assert pruned == []  # two real runs kept: the planted ones neither count nor go
     refs = git(root, "for-each-ref", "--format=%(refname)", REF_ROOT).split()
     assert f"{REF_ROOT}/{RUN}/001" in refs
+    listed = {row.run for row in CheckpointStore(root, "", os.environ).listing()}
+    assert listed == {RUN, "20261125T020000Z-43"}
