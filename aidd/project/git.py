@@ -13,6 +13,7 @@ credential keys. docs/decisions.md (issue 27) has the comparison with a git libr
 
 from __future__ import annotations
 
+import functools
 import shutil
 import subprocess
 from collections.abc import Mapping
@@ -120,7 +121,10 @@ class Git:
         listing = ([] if args[0] in _NO_DRIVER and not self.network else
                    list(self.listing) if self.listing is not None else self._config())
         pack = [_PACK[args[0]]] if args[0] in _PACK else []
-        return [GIT, *_flags(overrides(listing, self.network)), args[0], *pack, *args[1:]]
+        # The user's own ignore file still keeps their editor's files out of a checkpoint.
+        mine = [] if self.network else _user_excludes(*(self.environ.get(k, "") for k in _HOME))
+        return [GIT, *_flags(overrides(listing, self.network)), *mine, args[0], *pack,
+                *args[1:]]
 
     def run(self, *args: str, stdin: bytes | None = None) -> Done:
         """`git ARGS`, bounded; a failure to start or a timeout is a GitError."""
@@ -146,6 +150,24 @@ class Git:
         except (OSError, subprocess.SubprocessError) as exc:
             raise GitError(f"git {_verb(argv)}: {exc}") from None
         return Done(proc.returncode, proc.stdout, proc.stderr)
+
+
+_HOME = ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "PATH")
+
+
+@functools.cache
+def _user_excludes(home: str, xdg: str, global_config: str, path: str) -> tuple[str, ...]:
+    """`-c core.excludesFile=...` from the user's own global config (trusted, read once per
+    process and home), which a project-local run does not read otherwise."""
+    env = {k: v for k, v in zip(_HOME, (home, xdg, global_config, path), strict=True) if v}
+    try:
+        done = subprocess.run([GIT, "config", "--global", "--path", "--get",
+                               "core.excludesFile"], cwd="/", env=env, capture_output=True,
+                              stdin=subprocess.DEVNULL, timeout=TIMEOUT_S, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    value = done.stdout.decode("utf-8", "surrogateescape").strip()
+    return ("-c", f"core.excludesFile={value}") if done.returncode == 0 and value else ()
 
 
 def parse_listing(raw: bytes) -> list[tuple[str, str, str]]:

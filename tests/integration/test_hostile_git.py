@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -89,7 +90,8 @@ def test_a_hostile_repository_runs_nothing_and_gets_nothing_written_outside(
     refused = kind in ("linked-git", "gitdir-file")
     at = ("--project-dir", str(root))
 
-    run_aidd(*at, "--doctor", env=env)
+    doctor = run_aidd(*at, "--doctor", env=env)
+    assert bool(re.search(r"checkpoints +off: ", doctor.out)) == refused, doctor.out
     fake_agent.script([{"write_file": "a.txt", "text": "wrecked\n"},
                        {"write_file": "b.py", "text": "wrecked\n"}, READ, {"say": "done"},
                        {"finish": True}])

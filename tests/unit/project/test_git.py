@@ -3,10 +3,11 @@ overridden, and the user's own credential keys kept for a network run (issue 27)
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from aidd.project.checkpoints import is_run_id
+from aidd.project.checkpoints import PRIVATE_REPO, CheckpointStore, is_run_id
 from aidd.project.git import Git, overrides, parse_listing
 
 
@@ -49,3 +50,21 @@ def test_a_network_run_without_planted_credential_keys_leaves_them_to_the_user()
     network = overrides(listing, network=True)
     assert "core.sshCommand" not in network
     assert "core.askPass" not in network
+
+
+def test_the_users_own_ignore_file_still_keeps_files_out_of_a_checkpoint(
+        tmp_path: Path) -> None:
+    """A project-local run reads no global config, but the user's core.excludesFile counts."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "my-ignore").write_text("*.swp\n")
+    (home / ".gitconfig").write_text("[core]\n\texcludesFile = ~/my-ignore\n")
+    root = tmp_path / "plain"
+    root.mkdir()
+    (root / "a.txt").write_text("a\n")
+    (root / "a.txt.swp").write_text("editor\n")
+    env = {"HOME": str(home), "PATH": os.environ["PATH"]}
+    point = CheckpointStore(root, "20261125T010000Z-42", env).record("001")
+    listed = Git(root, env, {"GIT_DIR": str(root / PRIVATE_REPO)}).out(
+        "ls-tree", "-r", "--name-only", point.ref)
+    assert listed.split() == ["a.txt"]
