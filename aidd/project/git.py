@@ -25,8 +25,9 @@ TIMEOUT_S = 120.0
 _LOCATIONS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
               "GIT_COMMON_DIR", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE",
               "GIT_CEILING_DIRECTORIES", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS",
-              "GIT_CONFIG_COUNT", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_GLOBAL",
-              "GIT_CONFIG_NOSYSTEM", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_EDITOR")
+              "GIT_CONFIG_COUNT", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_EDITOR")
+# The user's own config files: a network run reads them where the user put them.
+_USER_CONFIG = ("GIT_CONFIG_SYSTEM", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM")
 # Overridden in every run: each key that makes git start a program.
 _ALWAYS = {"core.fsmonitor": "false", "core.hooksPath": "/dev/null",
            "log.showSignature": "false", "commit.gpgSign": "false", "tag.gpgSign": "false",
@@ -104,9 +105,10 @@ class Git:
         return replace(self, listing=tuple(self._config()))
 
     def env(self) -> dict[str, str]:
+        dropped = _LOCATIONS if self.network else (*_LOCATIONS, *_USER_CONFIG)
         env = {k: v for k, v in self.environ.items()
-               if k not in _LOCATIONS and not k.startswith(("GIT_CONFIG_KEY_",
-                                                            "GIT_CONFIG_VALUE_"))}
+               if k not in dropped and not k.startswith(("GIT_CONFIG_KEY_",
+                                                          "GIT_CONFIG_VALUE_"))}
         # No optional lock: a read (status) never rewrites an index, the agent's or another's.
         env.update(GIT_TERMINAL_PROMPT="0", GIT_ATTR_NOSYSTEM="1", GIT_PAGER="cat",
                    GIT_OPTIONAL_LOCKS="0",

@@ -68,3 +68,15 @@ def test_the_users_own_ignore_file_still_keeps_files_out_of_a_checkpoint(
     listed = Git(root, env, {"GIT_DIR": str(root / PRIVATE_REPO)}).out(
         "ls-tree", "-r", "--name-only", point.ref)
     assert listed.split() == ["a.txt"]
+
+
+def test_only_a_network_run_reads_the_users_config_files(tmp_path: Path) -> None:
+    environ = {"GIT_CONFIG_GLOBAL": "/home/me/.gitconfig", "GIT_DIR": "/elsewhere",
+               "GIT_CONFIG_PARAMETERS": "'core.fsmonitor'='x'"}
+    local, network = Git(tmp_path, environ).env(), Git(tmp_path, environ, network=True).env()
+    assert (local["GIT_CONFIG_GLOBAL"], local["GIT_CONFIG_NOSYSTEM"]) == ("/dev/null", "1")
+    assert network["GIT_CONFIG_GLOBAL"] == "/home/me/.gitconfig"
+    assert "GIT_CONFIG_NOSYSTEM" not in network
+    for env in (local, network):
+        assert "GIT_DIR" not in env
+        assert "GIT_CONFIG_PARAMETERS" not in env
