@@ -1,11 +1,10 @@
 """git for checkpoints: the program, the repository the project is in (and its state), and
-whether a run can record checkpoints there. Only reads; git runs bounded, with no hook."""
+whether a run can record checkpoints there. Only reads; git runs bounded and isolated
+(project/git): nothing the project's config names runs."""
 
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,11 +12,11 @@ from pathlib import Path
 from aidd.config import Settings
 from aidd.doctor.findings import Finding, ok, skip, warn
 from aidd.doctor.place import existing_parent
-from aidd.project.checkpoints import PRIVATE_REPO, SAFE_GIT
+from aidd.project.checkpoints import PRIVATE_REPO
+from aidd.project.git import Git, GitError, which
+from aidd.project.gitlayout import own_problem
 
 _TIMEOUT_S = 15
-_LOCATIONS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-              "GIT_COMMON_DIR")
 # Operations left half done in the repository: the agent would commit into the middle of one.
 _IN_PROGRESS = {"MERGE_HEAD": "a merge", "rebase-merge": "a rebase", "rebase-apply": "a rebase",
                 "CHERRY_PICK_HEAD": "a cherry-pick", "REVERT_HEAD": "a revert",
@@ -28,13 +27,14 @@ _IN_PROGRESS = {"MERGE_HEAD": "a merge", "rebase-merge": "a rebase", "rebase-app
 class Repo:
     git_dir: Path
     top: Path
+    refused: str | None  # why it may keep no checkpoints (its layout leads outside)
 
 
 def check_git(settings: Settings) -> list[Finding]:
     """The findings `git`, `repository` and `checkpoints`."""
-    env = {k: v for k, v in settings.environ.items() if k not in _LOCATIONS}
+    env = settings.environ
     root = settings.project_dir
-    git = shutil.which("git", path=env.get("PATH"))
+    git = which(env)
     if git is None:
         return [warn("git", "git is not on PATH: a run records no checkpoint",
                      "install git (or pass --no-checkpoints to say you mean it)"),
@@ -54,7 +54,8 @@ def _repo(env: Mapping[str, str], root: Path) -> Repo | None:
     # A project the enclosing repository ignores gets the private one (as checkpoints do).
     ignored = Path(lines[1]).resolve() != root.resolve() and _git(
         env, root, "check-ignore", "-q", "--", ".") is not None
-    return None if ignored else Repo(Path(lines[0]), Path(lines[1]))
+    return None if ignored else Repo(Path(lines[0]), Path(lines[1]), own_problem(
+        root, Path(lines[1]), Path(lines[0])))
 
 
 def _repository(env: Mapping[str, str], root: Path, repo: Repo | None) -> Finding:
@@ -80,10 +81,7 @@ def _checkpoints(settings: Settings, repo: Repo | None, has_git: bool) -> Findin
     if not has_git:
         return warn("checkpoints", "not possible without git", "install git")
     if repo is not None:
-        if not os.access(repo.git_dir, os.W_OK | os.X_OK):
-            return warn("checkpoints", f"{repo.git_dir} is not writable: a run records no "
-                        "checkpoint", "fix its permissions, or pass --no-checkpoints")
-        return ok("checkpoints", f"possible, as private refs in {repo.git_dir}")
+        return _in_repository(repo)
     where = existing_parent(settings.project_dir / PRIVATE_REPO)
     if not os.access(where, os.W_OK | os.X_OK):
         return warn("checkpoints", f"{where} is not writable: a run records no checkpoint",
@@ -91,14 +89,20 @@ def _checkpoints(settings: Settings, repo: Repo | None, has_git: bool) -> Findin
     return ok("checkpoints", f"possible, in {PRIVATE_REPO}")
 
 
+def _in_repository(repo: Repo) -> Finding:
+    if repo.refused is not None:
+        return warn("checkpoints", f"off: {repo.refused}", "make .git a plain folder of the "
+                    "project (a run records no checkpoint otherwise)")
+    if not os.access(repo.git_dir, os.W_OK | os.X_OK):
+        return warn("checkpoints", f"{repo.git_dir} is not writable: a run records no "
+                    "checkpoint", "fix its permissions, or pass --no-checkpoints")
+    return ok("checkpoints", f"possible, as private refs in {repo.git_dir}")
+
+
 def _git(env: Mapping[str, str], cwd: Path, *args: str) -> str | None:
     """git's stdout, stripped; None when it fails or takes too long."""
     try:
-        done = subprocess.run(["git", *SAFE_GIT, *args], cwd=cwd, env=dict(env),
-                              stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=_TIMEOUT_S, check=False)
-    except (OSError, subprocess.SubprocessError):
+        done = Git(cwd, env, timeout=_TIMEOUT_S).run(*args)
+    except GitError:
         return None
-    if done.returncode != 0:
-        return None
-    return done.stdout.decode("utf-8", "replace").strip()
+    return done.out.decode("utf-8", "replace").strip() if done.ok else None

@@ -1,10 +1,10 @@
-"""git for a worker's checkout of a project: argv only, no hook or fsmonitor of the project's
-repository runs (the agent may have written them), and a fixed identity for aidd's commits."""
+"""git for a worker's checkout of a project, through project/git: nothing the checkout's
+.git/config names runs (the agent may have written it); clone, fetch and push keep the user's
+own global config for credentials; a fixed identity for aidd's commits."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import re
 from dataclasses import dataclass
@@ -14,9 +14,9 @@ from typing import TypeGuard
 from temporalio.exceptions import ApplicationError
 
 from aidd.fleet.connection import without_credentials
-from aidd.project.checkpoints import SAFE_GIT
+from aidd.project.git import Git, GitError
 
-SAFE = (*SAFE_GIT, "-c", "commit.gpgsign=false")
+_NETWORK = frozenset({"clone", "fetch", "push"})  # the ones that need the user's credentials
 # Who the fleet's commits say made them: no git identity needs to be configured on a worker.
 IDENTITY = {"GIT_AUTHOR_NAME": "aidd fleet", "GIT_AUTHOR_EMAIL": "aidd-fleet@localhost",
             "GIT_COMMITTER_NAME": "aidd fleet", "GIT_COMMITTER_EMAIL": "aidd-fleet@localhost"}
@@ -53,19 +53,13 @@ def git_environ() -> dict[str, str]:
 
 async def git(cwd: Path, *args: str, check: bool = True) -> Done:
     """`git ARGS` in `cwd`; with `check`, a failure is the activity's (retried) error."""
-    proc = await asyncio.create_subprocess_exec(
-        "git", *SAFE, *args, cwd=cwd, env=git_environ(),
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE)
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(), TIMEOUT_S)
-    except TimeoutError:  # a network that swallows packets: give up, the next push retries
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
-        await proc.wait()
-        out, err = b"", f"timed out after {TIMEOUT_S:g} s".encode()
-    done = Done(int(proc.returncode or 0), out.decode("utf-8", "replace").strip(),
-                err.decode("utf-8", "replace").strip())
+    runner = Git(cwd, git_environ(), network=args[0] in _NETWORK, timeout=TIMEOUT_S)
+    try:  # a network that swallows packets times out: the next push retries
+        ran = await asyncio.to_thread(runner.run, *args)
+        done = Done(ran.code, ran.out.decode("utf-8", "replace").strip(),
+                    ran.err.decode("utf-8", "replace").strip())
+    except GitError as exc:
+        done = Done(-1, "", str(exc))
     if check and not done.ok:
         raise ApplicationError(f"git {args[0]} failed in {cwd}: {done.err[:300]}")
     return done

@@ -11,13 +11,16 @@ aidd's runtime files; the feature metadata is recorded even where `.automaker/` 
 from __future__ import annotations
 
 import os
+import re
 import shutil
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 
-from aidd.fsio import make_dirs, open_file, unlink, write_atomic
+from aidd.fsio import make_dirs, open_file, open_read, unlink, write_atomic
+from aidd.project.git import Done, Git, GitError, which
+from aidd.project.gitlayout import layout_problem, own_problem
 
 REF_ROOT = "refs/aidd/checkpoints"
 PRIVATE_REPO = ".automaker/checkpoints.git"
@@ -28,26 +31,41 @@ RUNTIME = (".automaker/iterations", ".automaker/events.jsonl", ".automaker/aidd.
            ".automaker/aidd-state.json", ".automaker/status.md", ".automaker/.stop",
            ".automaker/audits", PRIVATE_REPO, INDEX, f"{INDEX}.lock", ROLLBACK_INDEX,
            f"{ROLLBACK_INDEX}.lock")
-RUNTIME_GLOBS = {".automaker/aidd-crash-*": ".automaker", "**/.aidd-tmp-*": ""}
+RUNTIME_GLOBS = {".automaker/aidd-crash-*": ".automaker", "**/.aidd-tmp-*": "",
+                 f"{PRIVATE_REPO}.unsafe-*": ".automaker"}  # one moved aside (_make_private)
 # The metadata a rollback restores: recorded even when the user's .gitignore hides .automaker/.
 METADATA = (".automaker/features", ".automaker/todo.md", ".automaker/CHANGELOG.md")
 # Who the checkpoint commits say made them: no git identity needs to be configured.
 _IDENTITY = {"GIT_AUTHOR_NAME": "aidd", "GIT_AUTHOR_EMAIL": "aidd@localhost",
              "GIT_COMMITTER_NAME": "aidd", "GIT_COMMITTER_EMAIL": "aidd@localhost"}
-# The repository may be the agent's work too: no hook or fsmonitor of it runs inside aidd.
-# Options of every git aidd runs in a project: no hook or fsmonitor the agent may have written.
-SAFE_GIT = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
-_TIMEOUT_S = 120
+# A run id as aidd makes them (events.make_run_id): its UTC start, then its pid. Only refs of
+# such runs are listed, pruned or rolled back to; a planted "refs/aidd/checkpoints/x/001" is not.
+_RUN_ID = re.compile(r"(\d{8}T\d{6}Z)-\d{1,10}")
 # The private repository's whole config, written by aidd every time it opens it.
 _PRIVATE_CONFIG = ("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n"
                    "\tbare = true\n")
-_GIT_LOCATIONS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-                  "GIT_COMMON_DIR")
 
 
 class CheckpointError(Exception):
     """A checkpoint could not be made (no git, a broken repository, a full disk): the run goes
     on without it."""
+
+
+class RefusedError(CheckpointError):
+    """The project's repository would lead git outside the project (a `.git` link or `gitdir:`
+    file pointing elsewhere, `commondir`, alternates, linked folders): no checkpoints there."""
+
+
+def is_run_id(text: str, now: datetime | None = None) -> bool:
+    """`text` is a run id aidd could have made: well formed, and not started after `now`."""
+    match = _RUN_ID.fullmatch(text)
+    if match is None:
+        return False
+    try:
+        started = datetime.strptime(match[1], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return False
+    return started <= (now or datetime.now(UTC))
 
 
 @dataclass(frozen=True)
@@ -83,8 +101,7 @@ class CheckpointStore:
     def __init__(self, root: Path, run_id: str, environ: Mapping[str, str]) -> None:
         self.root = root
         self.run_id = run_id
-        # Nothing in aidd's environment may point git at another repository or index.
-        self._env = {k: v for k, v in environ.items() if k not in _GIT_LOCATIONS}
+        self._env = dict(environ)  # project/git drops what would point git elsewhere
         self._repo: _Repo | None = None
         self._last: str | None = None  # the run's previous checkpoint commit
         self._last_tree: str | None = None  # and its tree
@@ -95,14 +112,25 @@ class CheckpointStore:
             self._repo = self._open()
         return self._repo
 
-    def git_env(self, index: Path) -> dict[str, str]:
-        """The environment that points git at the checkpoints' repository, with `index`."""
+    def git_at(self, index: Path) -> Git:
+        """git on the checkpoints' repository, with `index`."""
         repo = self.repo
-        return {**self._env, **_IDENTITY, "GIT_DIR": str(repo.git_dir),
-                "GIT_WORK_TREE": str(repo.work_tree), "GIT_INDEX_FILE": str(index)}
+        return Git(self.root, self._env, {**_IDENTITY, "GIT_DIR": str(repo.git_dir),
+                                          "GIT_WORK_TREE": str(repo.work_tree),
+                                          "GIT_INDEX_FILE": str(index)})
+
+    def refusal(self) -> str | None:
+        """Why this project's repository may keep no checkpoints, or None (nothing made)."""
+        try:
+            self._open(create=False)
+        except RefusedError as exc:
+            return str(exc)
+        except CheckpointError:
+            return None
+        return None
 
     def record(self, label: str) -> Checkpoint:
-        env = self.git_env(self.root / INDEX)
+        env = self.git_at(self.root / INDEX)
         tree = self.tree(self.root / INDEX)
         ref = f"{REF_ROOT}/{self.run_id}/{label}"
         # Which commit the project was on: the report names the commit an attempt made.
@@ -124,7 +152,7 @@ class CheckpointStore:
         """The work tree's tree now, as a checkpoint records it (runtime files left out, the
         metadata in even where .gitignore hides it), built in `index` (a file under the
         project) and written to the object store: no commit, no ref."""
-        env = self.git_env(index)
+        env = self.git_at(index).pinned()
         self._seed_index(self.repo, index)
         ignored = self._ignored(env)
         self.git(env, "add", "-A", "--", ".", *_excludes(ignored))
@@ -140,22 +168,24 @@ class CheckpointStore:
         own garbage collection."""
         if not self.exists():
             return []
-        env = self.git_env(self.root / INDEX)
+        env = self.git_at(self.root / INDEX)
         refs = self.git(env, "for-each-ref", "--format=%(refname)", REF_ROOT).splitlines()
-        runs = sorted({ref.removeprefix(REF_ROOT + "/").partition("/")[0] for ref in refs})
+        # Only aidd's own run ids count: planted ones are neither kept in place of them nor pruned.
+        ours = [(_run_of(ref), ref) for ref in refs if is_run_id(_run_of(ref))]
+        runs = sorted({run for run, _ in ours})
         old = set(runs[:max(0, len(runs) - keep_runs)])
-        doomed = [ref for ref in refs if ref.removeprefix(REF_ROOT + "/").partition("/")[0] in old]
+        doomed = [ref for run, ref in ours if run in old]
         if doomed:
-            self._run(["git", *SAFE_GIT, "update-ref", "--stdin"], env,
-                      stdin="".join(f"delete {ref}\n" for ref in doomed))
+            self.git(env, "update-ref", "--stdin",
+                     stdin="".join(f"delete {ref}\n" for ref in doomed).encode())
         return sorted(old)
 
     def listing(self) -> list[Listed]:
-        """Every checkpoint of the project, oldest first; none where no repository holds any
-        (listing never creates one)."""
+        """Every checkpoint of aidd's runs in the project, oldest first; none where no
+        repository holds any (listing never creates one)."""
         if not self.exists():
             return []
-        env = self.git_env(self.root / INDEX)
+        env = self.git_at(self.root / INDEX)
         out = self.git(env, "for-each-ref", "--sort=creatordate", "--format=%(refname)%00"
                         "%(objectname)%00%(creatordate:iso-strict)%00%(contents:body)%00",
                         REF_ROOT)
@@ -164,6 +194,8 @@ class CheckpointStore:
         for i in range(0, len(fields) - 3, 4):
             ref, commit, when, body = (f.strip() for f in fields[i:i + 4])
             run, _, label = ref.removeprefix(REF_ROOT + "/").partition("/")
+            if not is_run_id(run):  # a planted ref: not aidd's, not listed, no rollback to it
+                continue
             files = body.removeprefix("files: ")
             rows.append(Listed(run, label, ref, commit, when, int(files) if files.isdigit()
                                else None))
@@ -178,7 +210,8 @@ class CheckpointStore:
         return rows
 
     def exists(self) -> bool:
-        """A repository holds this project's checkpoints (asking never makes one)."""
+        """A repository holds this project's checkpoints (asking never makes one), and its
+        layout is safe to read."""
         try:  # not kept: only `repo` (which makes the private one safe) is used for writing
             self._open(create=False)
         except CheckpointError:
@@ -188,15 +221,17 @@ class CheckpointStore:
     # -- the repository ------------------------------------------------------------------
     def _open(self, create: bool = True) -> _Repo:
         """The project's own repository, else the private one (made when `create`)."""
-        if shutil.which("git", path=self._env.get("PATH")) is None:
+        if which(self._env) is None:
             raise CheckpointError("git not found on PATH")
-        found = self._run(["git", *SAFE_GIT, "rev-parse", "--absolute-git-dir", "--show-toplevel"],
-                          self._env, check=False)
+        found = self._try("rev-parse", "--absolute-git-dir", "--show-toplevel")
         lines = found.splitlines() if found is not None else []
         if len(lines) == 2 and not self._ignored_by(Path(lines[1])):
+            problem = own_problem(self.root, Path(lines[1]), Path(lines[0]))
+            if problem is not None:
+                raise RefusedError(f"checkpoints off: {problem}")
             return _Repo(Path(lines[0]), Path(lines[1]), private=False)
         private = self.root / PRIVATE_REPO
-        if not private.is_dir() and not create:
+        if not create and (not private.is_dir() or layout_problem(private) is not None):
             raise CheckpointError("this project has no checkpoints")
         if create:
             self._make_private(private)
@@ -205,29 +240,31 @@ class CheckpointStore:
     def _make_private(self, private: Path) -> None:
         """The private repository, made where no planted link leads elsewhere (fsio), and with
         aidd's own config: a copied project may carry one whose filters or includes would run
-        or read what it names."""
+        or read what it names. One whose layout leads elsewhere is moved aside (the link
+        itself, never what it points to) and made afresh."""
         try:
+            make_dirs(self.root, private.parent)
+            if os.path.lexists(private) and layout_problem(private) is not None:
+                stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+                private.rename(f"{private}.unsafe-{stamp}")
             make_dirs(self.root, private)
             if not (private / "HEAD").is_file():
-                self._run(["git", "init", "-q", "--bare", str(private)], self._env)
+                self.git(Git(self.root, self._env), "init", "-q", "--bare", str(private))
             write_atomic(private / "config", _PRIVATE_CONFIG, root=self.root)
         except OSError as exc:  # UnsafePathError included
             raise CheckpointError(f"{PRIVATE_REPO}: {exc}") from None
 
-    def _ignored(self, env: dict[str, str]) -> set[str]:
+    def _ignored(self, env: Git) -> set[str]:
         """Which of aidd's runtime paths and the metadata the user's .gitignore hides."""
         named = [*RUNTIME, *METADATA, *{d for d in RUNTIME_GLOBS.values() if d}]
-        return set((self._run(["git", *SAFE_GIT, "check-ignore", "--", *named], env,
-                              check=False) or "").splitlines())
+        return set((self._try("check-ignore", "--", *named, git=env) or "").splitlines())
 
     def _ignored_by(self, top: Path) -> bool:
         """A project inside a repository that ignores it (a scratch folder under an ignored
         path) gets the private repository: the enclosing one would record none of it."""
         if top.resolve() == self.root.resolve():
             return False
-        said = self._run(["git", *SAFE_GIT, "check-ignore", "-q", "--", "."], self._env,
-                         check=False)
-        return said is not None
+        return self._try("check-ignore", "-q", "--", ".") is not None
 
     def _seed_index(self, repo: _Repo, index: Path) -> None:
         """Start from a copy of the user's index (its stat cache makes `add` fast; the user's
@@ -243,19 +280,17 @@ class CheckpointStore:
             unlink(self.root, index)
             own = repo.git_dir / "index"
             if own.is_file():
-                with own.open("rb") as src, os.fdopen(open_file(
+                with open_read(repo.work_tree, own) as src, os.fdopen(open_file(
                         self.root, index, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600),
                         "wb") as dst:
                     shutil.copyfileobj(src, dst)
         except OSError as exc:  # UnsafePathError included
             raise CheckpointError(f"{INDEX}: {exc}") from None
 
-    def _head(self, env: dict[str, str]) -> str | None:
-        out = self._run(["git", *SAFE_GIT, "rev-parse", "-q", "--verify", "HEAD^{commit}"], env,
-                        check=False)
-        return out or None
+    def _head(self, env: Git) -> str | None:
+        return self._try("rev-parse", "-q", "--verify", "HEAD^{commit}", git=env) or None
 
-    def _changed(self, env: dict[str, str], parent: str | None, tree: str) -> int:
+    def _changed(self, env: Git, parent: str | None, tree: str) -> int:
         if parent is None:
             listed = self.git(env, "ls-tree", "-r", "--name-only", tree)
         else:
@@ -264,44 +299,34 @@ class CheckpointStore:
         return len([line for line in listed.splitlines() if line])
 
     # -- running git ---------------------------------------------------------------------
-    def git_bytes(self, env: dict[str, str], stdin: bytes, *args: str) -> bytes:
+    def git_bytes(self, git: Git, stdin: bytes, *args: str) -> bytes:
         """A read whose output is bytes (blobs, `-z` listings), fed `stdin`: the report's."""
+        done = self._done(git, args, stdin)
+        if not done.ok:
+            raise CheckpointError(f"git {args[0]} failed: {done.why}")
+        return done.out
+
+    def git(self, git: Git, *args: str, stdin: bytes | None = None) -> str:
+        done = self._done(git, args, stdin)
+        if not done.ok:
+            raise CheckpointError(f"git {args[0]} failed: {done.why}")
+        return done.text
+
+    def _try(self, *args: str, git: Git | None = None) -> str | None:
+        """stdout of a git run whose failure is an answer (None), not an error."""
+        done = self._done(git or Git(self.root, self._env), args, None)
+        return done.text if done.ok else None
+
+    @staticmethod
+    def _done(git: Git, args: tuple[str, ...], stdin: bytes | None) -> Done:
         try:
-            done = subprocess.run(["git", *SAFE_GIT, *args], cwd=self.root, env=env, input=stdin,
-                                  capture_output=True, timeout=_TIMEOUT_S, check=False)
-        except (OSError, subprocess.SubprocessError) as exc:
-            raise CheckpointError(f"git {args[0]}: {exc}") from None
-        if done.returncode != 0:
-            why = done.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise CheckpointError(f"git {args[0]} failed: "
-                                  f"{why[-1] if why else f'exit {done.returncode}'}")
-        return done.stdout
-
-    def git(self, env: dict[str, str], *args: str) -> str:
-        out = self._run(["git", *SAFE_GIT, *args], env)
-        assert out is not None
-        return out
-
-    def _run(self, argv: list[str], env: dict[str, str], check: bool = True,
-             stdin: str | None = None) -> str | None:
-        try:
-            done = subprocess.run(argv, cwd=self.root, env=env, capture_output=True,
-                                  input=None if stdin is None else stdin.encode(),
-                                  stdin=subprocess.DEVNULL if stdin is None else None,
-                                  timeout=_TIMEOUT_S, check=False)
-        except (OSError, subprocess.SubprocessError) as exc:
-            raise CheckpointError(f"{argv[0]} {argv[-1]}: {exc}") from None
-        if done.returncode != 0:
-            if not check:
-                return None
-            why = done.stderr.decode("utf-8", "replace").strip().splitlines()
-            last = why[-1] if why else f"exit {done.returncode}"
-            raise CheckpointError(f"git {_verb(argv)} failed: {last}")
-        return done.stdout.decode("utf-8", "surrogateescape").strip()
+            return git.run(*args, stdin=stdin)
+        except GitError as exc:
+            raise CheckpointError(str(exc)) from None
 
 
-def _verb(argv: list[str]) -> str:
-    return next((a for a in argv[1:] if not a.startswith("-") and "=" not in a), "")
+def _run_of(ref: str) -> str:
+    return ref.removeprefix(REF_ROOT + "/").partition("/")[0]
 
 
 def _rank(label: str) -> tuple[str, int]:

@@ -5,18 +5,20 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 from aidd.project.checkpoints import METADATA
+from aidd.project.git import Git, GitError
 
 _SKIP_DIRS = frozenset({".automaker", ".git", "node_modules"})
 
 
-def fingerprint(root: Path) -> str:
+def fingerprint(root: Path, environ: Mapping[str, str] | None = None) -> str:
     """In a git work tree: HEAD plus (path, size, mtime) of changed and untracked files;
-    elsewhere: (path, size, mtime) of every regular file. One git call at most."""
-    entries = _git_entries(root)
+    elsewhere: (path, size, mtime) of every regular file. git runs isolated (project/git):
+    no fsmonitor or filter of the project's runs inside aidd."""
+    entries = _git_entries(root, os.environ if environ is None else environ)
     return _digest(_walk_entries(root) if entries is None else entries)
 
 
@@ -40,25 +42,20 @@ def _digest(entries: list[str]) -> str:
     return digest.hexdigest()
 
 
-def _git_entries(root: Path) -> list[str] | None:
+def _git_entries(root: Path, environ: Mapping[str, str]) -> list[str] | None:
     try:
-        proc = subprocess.run(
-            # The pathspec keeps git from even listing .automaker/ (thousands of logs after a
-            # long run) and is relative to the project, which may be a subdirectory of the repo.
-            ["git", "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all",
-             "--", ".", ":(exclude).automaker"],
-            cwd=root,
-            capture_output=True,
-            timeout=60,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
+        # The pathspec keeps git from even listing .automaker/ (thousands of logs after a
+        # long run) and is relative to the project, which may be a subdirectory of the repo.
+        proc = Git(root, environ, timeout=60).run(
+            "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all",
+            "--", ".", ":(exclude).automaker")
+    except GitError:
         return None
-    if proc.returncode != 0:
+    if not proc.ok:
         return None
     top = _toplevel(root)  # porcelain paths are relative to the repository's top level
     out: list[str] = []
-    records = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+    records = proc.out.decode("utf-8", "surrogateescape").split("\0")
     skip_next = False
     for record in records:
         if skip_next:  # the original path of a rename record

@@ -10,7 +10,13 @@ from pathlib import Path
 
 from aidd.console import aidd_command
 from aidd.fsio import unlink
-from aidd.project.checkpoints import REF_ROOT, ROLLBACK_INDEX, CheckpointError, CheckpointStore
+from aidd.project.checkpoints import (
+    REF_ROOT,
+    ROLLBACK_INDEX,
+    CheckpointError,
+    CheckpointStore,
+    is_run_id,
+)
 
 BEFORE = "before-rollback"  # the label of the checkpoint a rollback takes first
 
@@ -25,17 +31,21 @@ class Rollback:
 
 def find_checkpoint(store: CheckpointStore, name: str) -> str:
     """The ref named by `name`: a full ref, or a label (NNN, NNN-prekill, NNN-end,
-    before-rollback): the newest checkpoint with that label."""
+    before-rollback): the newest checkpoint with that label. Only runs aidd could have made
+    count (a well-formed run id, not started in the future), and the newest is the one with
+    the latest run id, not the latest commit date: both are written by whoever planted a ref."""
     if not store.exists():
         raise CheckpointError(f"no checkpoint named {name!r} (this project has none)")
-    env = store.git_env(store.root / ROLLBACK_INDEX)
+    env = store.git_at(store.root / ROLLBACK_INDEX)
     pattern = name if name.startswith("refs/") else f"{REF_ROOT}/*/{name}"
-    refs = store.git(env, "for-each-ref", "--sort=-creatordate", "--format=%(refname)",
-                     pattern).splitlines()
-    if not refs:
+    refs = store.git(env, "for-each-ref", "--format=%(refname)", pattern).splitlines()
+    runs = {ref: ref.removeprefix(REF_ROOT + "/").partition("/")[0] for ref in refs}
+    ours = sorted((ref for ref, run in runs.items() if ref.startswith(REF_ROOT + "/")
+                   and is_run_id(run)), key=lambda ref: runs[ref])
+    if not ours:
         raise CheckpointError(f"no checkpoint named {name!r} (see "
                               f"{aidd_command(store.root, '--checkpoints')})")
-    return refs[0]
+    return ours[-1]
 
 
 def roll_back(store: CheckpointStore, name: str) -> Rollback:
@@ -43,7 +53,7 @@ def roll_back(store: CheckpointStore, name: str) -> Rollback:
     saved = store.record(BEFORE)
     index = store.root / ROLLBACK_INDEX
     unlink(store.root, index)  # read-tree must not read a stale, planted or FIFO index
-    env = store.git_env(index)
+    env = store.git_at(index)
     top = store.repo.work_tree
     prefix = store.root.resolve().relative_to(top.resolve()).as_posix()
     inside = "" if prefix == "." else prefix + "/"

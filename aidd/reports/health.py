@@ -204,8 +204,9 @@ def _interruptions(t: Tally, where: str) -> Iterable[Reason]:
                      f"spread the quota over its window: aidd {where} --pace-at 80")
     if t.checkpoints_off is not None:
         label, error = t.checkpoints_off
-        yield Reason("checkpoints_off", f"checkpoint {label} failed ({error}); the rest of the "
-                     "run had none", f"aidd --doctor {where}")
+        what = (f"checkpoints refused: {error}" if label == "refused" else
+                f"checkpoint {label} failed ({error}); the rest of the run had none")
+        yield Reason("checkpoints_off", what, f"aidd --doctor {where}")
     if t.signal is not None:
         yield Reason("signal", f"interrupted by {t.signal}", f"start again: aidd {where}")
     if t.findings_left:

@@ -9,6 +9,8 @@ from aidd.project.checkpoints import Checkpoint, CheckpointError, CheckpointStor
 from aidd.run.journal import Journal
 from aidd.run.preflight import RunPlan
 
+REFUSED = "refused"  # checkpoint_failed's label when the repository's layout refused them all
+
 
 class Checkpointer:
     def __init__(self, plan: RunPlan, journal: Journal, clock: Clock) -> None:
@@ -16,13 +18,20 @@ class Checkpointer:
         self._clock = clock
         self._store: CheckpointStore | None = None
         self._keep_runs = plan.settings.checkpoint_keep_runs
-        if not plan.settings.no_checkpoints:
+        # Said once, at the first checkpoint the run would have made, so the health verdict
+        # names it (the layout check refused the repository: issue 27 item 4).
+        self._refused = None if plan.settings.no_checkpoints else plan.checkpoints_refused
+        if not plan.settings.no_checkpoints and plan.checkpoints_refused is None:
             self._store = CheckpointStore(plan.paths.root, journal.events.run_id,
                                           plan.settings.environ)
 
     def record(self, number: int, suffix: str = "") -> Checkpoint | None:
         """The checkpoint, or None when checkpoints are off or this one failed."""
         if self._store is None:
+            if self._refused is not None:
+                self._journal.events.emit("checkpoint_failed", number=number, label=REFUSED,
+                                          error=self._refused)
+                self._refused = None
             return None
         label = f"{number:03d}{suffix}"
         start = self._clock.monotonic()

@@ -77,7 +77,8 @@ def header_lines(plan: RunPlan, phase: Phase, state: PhaseState, number: int,
         f"Switches: stop-when-done {_on(s.stop_when_done)} · quit-on-abort {s.quit_on_abort} · "
         f"continue-on-timeout {_on(s.continue_on_timeout)} · no-clean {_on(s.no_clean)} · "
         f"extract {_on(s.extract_structured)} · keep-children {_on(s.keep_children)} · "
-        f"checkpoints {_on(not s.no_checkpoints)}",
+        "checkpoints " + ("off (refused: see the warning)" if plan.checkpoints_refused else
+                          _on(not s.no_checkpoints)),
         "Filters: " + (plan.feature_filter.describe() if plan.feature_filter else "none"),
     ]
     if s.gate:  # each command as the user wrote it (or its name), as every gate line says it

@@ -25,6 +25,7 @@ from aidd.doctor.quick import run_start_checks
 from aidd.errors import AgentCliError, NotFoundError, UsageError
 from aidd.fsio import UnsafePathError, make_dirs, remove_stale_temps
 from aidd.notify.targets import redact_argv
+from aidd.project.checkpoints import CheckpointStore
 from aidd.project.detect import Origin, detect_origin
 from aidd.project.filters import FeatureFilter
 from aidd.project.lockfile import ProjectLock
@@ -59,6 +60,9 @@ class RunPlan:
     mode_conflict: str | None  # the start-up line when several mode flags compete
     nudge_s: int  # seconds of silence before a nudge; 0: no nudge (the idle machine's rule)
     warnings: tuple[str, ...] = field(default=())
+    # Why this run records no checkpoint although asked to (the repository's layout leads
+    # outside the project), or None.
+    checkpoints_refused: str | None = None
 
     @property
     def models(self) -> ModelOptions:
@@ -100,9 +104,13 @@ def prepare_run(settings: Settings, paths: ProjectPaths, feature_filter: Feature
     # Temp files a killed run left where aidd writes whole files (LAY-12); not beside sync
     # targets or nested scaffolding: finding those would mean walking the whole project.
     remove_stale_temps(paths.root, paths.root, paths.automaker, paths.iterations, paths.audits)
+    refused = (None if settings.no_checkpoints else
+               CheckpointStore(paths.root, "", settings.environ).refusal())
+    if refused is not None:
+        warnings.append(f"{refused}: no checkpoint in this run (and no --rollback to it)")
     return RunPlan(settings, paths, feature_filter, adapter, binary, cli_version, audit_queue,
                    post_audits, origin, renderer, lock, started, mode, conflict, nudge_s,
-                   tuple(warnings))
+                   tuple(warnings), refused)
 
 
 def _doctor_checks(settings: Settings, adapter: Adapter) -> list[str]:

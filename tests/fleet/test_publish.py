@@ -18,6 +18,7 @@ from aidd.fleet.progress import fold
 from aidd.fleet.publish import Publisher, Publishing, Push
 from aidd.fleet.records import Progress, ProjectJob
 from aidd.project.checkpoints import CheckpointStore
+from tests.planted import hostile_attributes, hostile_git_config
 
 BRANCH = "aidd/night"
 USER = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@localhost", "GIT_COMMITTER_NAME": "t",
@@ -264,16 +265,22 @@ def test_a_progress_without_ends_from_an_older_worker_publishes_the_work_tree(
     assert "w.txt" in _git(remote, "ls-tree", "-r", "--name-only", BRANCH).split()
 
 
-def test_a_filter_the_agent_configured_sees_no_temporal_credentials(
+def test_no_program_the_agent_configured_in_the_checkout_runs(
         tmp_path: Path, remote: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The agent can write the checkout's .git/config: a clean filter runs inside the fleet's
-    `git add`, with the fleet's environment, which holds no TEMPORAL_* variable."""
+    """The agent can write the checkout's .git/config: none of its filters, hooks, fsmonitor,
+    gpg or transport programs runs in the fleet's add, commit or push (issue 27), so none
+    sees the worker's TEMPORAL_* variables either; the work is pushed as it is."""
     monkeypatch.setenv("TEMPORAL_API_KEY", "the-workers-key")
     root = asyncio.run(prepare(_job(remote), tmp_path / "data"))
-    seen = tmp_path / "filter-env.txt"
-    _git(root, "config", "filter.spy.clean", f"env > {seen}; cat")
-    (root / ".gitattributes").write_text("*.txt filter=spy\n")
-    (root / "work.txt").write_text("done\n")
+    markers = tmp_path / "markers"
+    hostile_git_config(root / ".git", tmp_path / "programs", markers)
+    receive = tmp_path / "programs" / "receive-pack"  # the other end of the push
+    receive.write_text(f"#!/bin/sh\ntouch {markers / 'receive-pack'}\nexit 1\n")
+    receive.chmod(0o755)
+    with (root / ".git" / "config").open("a") as config:
+        config.write(f'[remote "origin"]\n\treceivepack = {receive}\n')
+    hostile_attributes(root)
+    (root / "work.txt").write_bytes(b"done\r\n")
     assert asyncio.run(Publisher(root, BRANCH).publish("iteration 1")) is Push.PUSHED
-    assert "PATH=" in seen.read_text()  # the filter ran
-    assert "TEMPORAL_" not in seen.read_text()
+    assert not markers.exists() or sorted(p.name for p in markers.iterdir()) == []
+    assert _git(remote, "cat-file", "-s", f"{BRANCH}:work.txt") == "6"  # b"done\r\n" as is

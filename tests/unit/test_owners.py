@@ -24,10 +24,7 @@ PROCESS_OWNERS: dict[str, frozenset[str]] = {
                         "aidd.fleet.report"}),  # `aidd --report` of each project
     "git": frozenset({"aidd.project.git"}),
 }
-# The modules that run git today: removed when project/git lands (every git call moves there).
-GIT_INTERIM = frozenset({"aidd.project.checkpoints", "aidd.project.fingerprint",
-                         "aidd.doctor.gitcheck", "aidd.fleet.gitrun"})
-GIT_OWNERS = PROCESS_OWNERS["git"] | GIT_INTERIM
+GIT_OWNERS = PROCESS_OWNERS["git"]
 
 _PROCESS_MODULES = frozenset({"subprocess", "pexpect", "pty", "multiprocessing"})
 _STARTS = re.compile(r"(os\.(system|popen|exec\w*|spawn\w*|posix_spawn\w*|fork\w*)"
@@ -52,7 +49,6 @@ OPEN_ALLOWED: dict[str, str] = {
     # for a walk that refused linked directories already; 10x fsio.read_file's speed (3,000
     # files: 80 ms against 760 ms, measured for issue 27).
     "aidd.project.featurescan": "feature.json files, fsio's rules on a checked walk",
-    "aidd.project.checkpoints": "the project's .git/index (git's file): moves to project/git",
     "aidd.notify.send": "no file: urllib's opener.open, a request to the user's endpoint",
     "aidd.fleet.spec": "the user's fleet file",
     "aidd.fleet.child": "the fleet's data directory (a run's log)",
@@ -137,7 +133,7 @@ def _runs_git(module: str) -> bool:
 
 
 def test_only_the_owners_start_processes() -> None:
-    owners = frozenset().union(*PROCESS_OWNERS.values()) | GIT_INTERIM
+    owners = frozenset().union(*PROCESS_OWNERS.values())
     strays = {m: _starts_processes(m) for m in MODULES if m not in owners}
     assert {m: found for m, found in strays.items() if found} == {}
 
@@ -147,11 +143,10 @@ def test_only_the_git_owner_runs_git() -> None:
 
 
 def test_every_process_owner_starts_processes() -> None:
-    """The table stays true: an owner that no longer starts a process (or an interim git
-    module whose git moved to project/git) leaves it."""
-    named = (frozenset().union(*PROCESS_OWNERS.values()) | GIT_INTERIM) & MODULES.keys()
+    """The table stays true: an owner that no longer starts a process leaves it."""
+    named = frozenset().union(*PROCESS_OWNERS.values()) & MODULES.keys()
     assert sorted(m for m in named if not _starts_processes(m)) == []
-    assert sorted(m for m in GIT_INTERIM if not _runs_git(m)) == []
+    assert sorted(m for m in GIT_OWNERS if not _runs_git(m)) == []
 
 
 def test_only_fsio_and_the_named_modules_open_files() -> None:

@@ -78,7 +78,7 @@ class GitView:
 
     def __init__(self, store: CheckpointStore) -> None:
         self._store = store
-        self._env = store.git_env(store.root / INDEX)
+        self._env = store.git_at(store.root / INDEX)
 
     @property
     def private(self) -> bool:

@@ -232,6 +232,8 @@ def _gate(gate: Gate) -> str:
 
 def _checkpoints(report: MorningReport) -> str:
     points = report.checkpoints
+    if report.checkpoints_refused:
+        return section("Checkpoints: refused", f"<p>{_e(report.checkpoints_refused)}</p>")
     if not points:
         return section("Checkpoints: none in the window")
     return section(f"Checkpoints: {fmt.count(len(points))}",

@@ -180,6 +180,8 @@ class MorningReport:
     health: Health  # "Look at first": the verdict on the window's runs (reports/health.py)
     events: EventsSeen
     notes: tuple[str, ...] = field(default=())
+    # Why the project's repository keeps no checkpoints (its layout leads outside), or None.
+    checkpoints_refused: str | None = None
 
     @property
     def project_name(self) -> str:

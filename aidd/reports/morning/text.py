@@ -139,6 +139,8 @@ def _gate(gate: Gate) -> list[str]:
 
 def _checkpoints(report: MorningReport) -> list[str]:
     points = report.checkpoints
+    if report.checkpoints_refused:
+        return [f"## Checkpoints: refused, {fmt.clean(report.checkpoints_refused, 200)}"]
     if not points:
         return ["## Checkpoints: none in the window"]
     return [f"## Checkpoints: {fmt.count(len(points))}", f"first {points[0].ref}",

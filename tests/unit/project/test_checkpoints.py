@@ -144,15 +144,19 @@ def test_a_planted_index_is_neither_written_through_nor_waited_on(
     assert outside.read_text() == "precious\n"
 
 
-def test_a_private_repository_planted_as_a_link_is_refused(tmp_path: Path) -> None:
+def test_a_private_repository_planted_as_a_link_is_moved_aside(tmp_path: Path) -> None:
     root = tmp_path / "plain"
     (root / ".automaker").mkdir(parents=True)
     elsewhere = tmp_path / "elsewhere.git"
     git(tmp_path, "init", "-q", "--bare", str(elsewhere))
-    (root / ".automaker" / "checkpoints.git").symlink_to(elsewhere)
-    with pytest.raises(CheckpointError, match=r"checkpoints\.git"):
-        CheckpointStore(root, RUN, os.environ).record("001")
+    private = root / ".automaker" / "checkpoints.git"
+    private.symlink_to(elsewhere)
+    point = CheckpointStore(root, RUN, os.environ).record("001")
+    assert not private.is_symlink()
+    assert files_at(root, point.ref, private) == {}
     assert git(tmp_path, "--git-dir", str(elsewhere), "for-each-ref") == ""
+    aside = [p for p in (root / ".automaker").iterdir() if p.name.startswith("checkpoints.git.")]
+    assert [a.readlink() for a in aside] == [elsewhere]  # the link itself, moved
 
 
 def test_a_copied_private_repository_cannot_make_git_run_its_filters(tmp_path: Path) -> None:
