@@ -31,6 +31,7 @@ Steps: one dict each; its main key names the action, other keys are options.
   {"flood": N, "width": 100}  N bytes of 'x' lines, as fast as possible
   {"drip": "x", "every": 0.8, "count": 5}                       one write every X seconds
   {"sleep": S}                go silent for S seconds
+  {"wait_file": "path", "timeout": 60}  go silent until that file exists (relative to the cwd)
   {"echo_stdin": N, "as": "raw"}  read N more stdin lines; say each text (claude: decoded)
   {"read_stdin": true}        read stdin to EOF; noted with its length and SHA-256
   {"spawn": ["sleep", "1000"], "detach": true, "ignore": ["TERM", "HUP"], "pid_file": "f"}
@@ -331,6 +332,14 @@ def step_mark(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
         target.with_suffix(".tmp").replace(target)
 
 
+def step_wait_file(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
+    """Silent until `arg` (relative to the cwd) exists, at most `timeout` seconds: a test's
+    own event, instead of a sleep that a loaded machine may outrun."""
+    deadline = time.monotonic() + float(step.get("timeout", 60))
+    while not Path(arg).exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def step_die(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
     os.kill(os.getpid(), getattr(signal, f"SIG{arg}"))
 
@@ -358,6 +367,7 @@ STEPS = {
     "write_file": step_write_file,
     "snapshot": step_snapshot,
     "die": step_die,
+    "wait_file": step_wait_file,
     "close_output": step_close_output,
     "mark": step_mark,
 }

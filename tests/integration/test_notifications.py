@@ -161,9 +161,12 @@ def test_a_redirect_fails_the_delivery_and_takes_no_credential_elsewhere(
                        "--heartbeat-url", secret + "/hb", "--notify-webhook", secret + "/hook",
                        *ARGS, env=env)
         assert res.code == 0, res.out + res.err
+        # the run's end notification fails after run_end, told by aidd or kept by the worker
+        wait_for(lambda: len(events(project, "notify_failed")) == 3, 10, "the end's failure")
     failed = [(e["trigger"], e["error"], e["tries"]) for e in events(project, "notify_failed")]
     assert failed == [("heartbeat", "HTTP 302: a redirect, not followed", 1),
-                      ("idle_kill", "HTTP 302: a redirect, not followed", 1)]
+                      ("idle_kill", "HTTP 302: a redirect, not followed", 1),
+                      ("run_end", "HTTP 302: a redirect, not followed", 1)]
     assert other.requests == []
     assert "SECRET" not in _everything_written(project, res.out + res.err)
 

@@ -36,7 +36,10 @@ def test_second_instance_is_refused_while_status_and_stop_work(
     """AC-53: a second aidd exits 1 naming the first's pid and touches nothing; --status and
     --stop work meanwhile, and the stop ends the first run with 6 after its agent run."""
     feature(project, description="d")  # no run ends by completion; --status has one to count
-    fake_agent.script([{"line": "working"}, {"sleep": 3}, {"exit": 0}])
+    # The agent works until the stop request is there: status, stop and the second run come
+    # while it runs however loaded the machine (a 3 s sleep was outrun: flaky under load).
+    fake_agent.script([{"line": "working"}, {"wait_file": ".automaker/.stop", "timeout": 60},
+                       {"exit": 0}])
     with started(env, tmp_path, "--project-dir", str(project), "--max-iterations", "5",
                  *WIDE_LIMITS) as first:
         wait_for(fake_agent.records, 20, "the first run's agent to start")
