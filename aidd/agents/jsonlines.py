@@ -21,7 +21,7 @@ def decode_event(raw: bytes) -> dict[str, Any] | None:
         return None
     try:
         value = json.loads(stripped)
-    except ValueError:
+    except (ValueError, RecursionError):  # a line nested deep enough to exhaust the stack
         return None
     return value if isinstance(value, dict) else None
 
