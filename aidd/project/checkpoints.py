@@ -290,13 +290,22 @@ class CheckpointStore:
     def _head(self, env: Git) -> str | None:
         return self._try("rev-parse", "-q", "--verify", "HEAD^{commit}", git=env) or None
 
+    def changed_paths(self, start: Checkpoint, end: Checkpoint) -> list[str]:
+        """The paths that differ between two checkpoints of the run, sorted."""
+        if start.tree == end.tree:
+            return []
+        return self._paths(self.git_at(self.root / INDEX), start.tree, end.tree)
+
     def _changed(self, env: Git, parent: str | None, tree: str) -> int:
+        return len(self._paths(env, parent, tree))
+
+    def _paths(self, env: Git, parent: str | None, tree: str) -> list[str]:
         if parent is None:
             listed = self.git(env, "ls-tree", "-r", "--name-only", tree)
         else:
             listed = self.git(env, "diff-tree", "-r", "--name-only", "--no-renames", parent,
                                tree)
-        return len([line for line in listed.splitlines() if line])
+        return [line for line in listed.splitlines() if line]
 
     # -- running git ---------------------------------------------------------------------
     def git_bytes(self, git: Git, stdin: bytes, *args: str) -> bytes:

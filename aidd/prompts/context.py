@@ -139,6 +139,22 @@ class GateInfo:
 
 
 @dataclass(frozen=True)
+class LastAttemptInfo:
+    """`last_attempt.*` (issue 32): the previous attempt at the same work, when it did not
+    succeed, and how the previous run ended when it did not end cleanly; empty otherwise."""
+
+    failed: bool = False
+    number: int = 0  # its log, NNN
+    result: int = 0
+    ending: str = ""  # how it ended, in words
+    files: tuple[str, ...] = ()  # the files it changed, capped
+    more_files: int = 0  # changed files left out of `files`
+    transcript: str = ""  # the last lines of its log, cleaned and capped
+    advice: str = ""  # one sentence of what to do differently
+    previous_run: str = ""  # how the previous run ended, when not cleanly (first prompt only)
+
+
+@dataclass(frozen=True)
 class TimeInfo:
     iso: str
     unix: int
@@ -168,6 +184,7 @@ class PromptContext:
     severity: str = ""  # body of SEVERITY_CLASSIFICATION
     nudge_silence: int = 0
     gate: GateInfo = GateInfo()
+    last_attempt: LastAttemptInfo = LastAttemptInfo()
 
     def with_nudge(self, silence_s: int) -> PromptContext:
         return replace(self, nudge_silence=silence_s)
@@ -193,6 +210,7 @@ class PromptContext:
             "now": _convert("now", self.now),
             "nudge": Namespace("nudge", {"silence": self.nudge_silence}),
             "gate": _convert("gate", self.gate),
+            "last_attempt": _convert("last_attempt", self.last_attempt),
         }
 
 

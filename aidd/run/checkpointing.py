@@ -52,3 +52,13 @@ class Checkpointer:
             files=point.files, head=point.head,
             duration_s=round(self._clock.monotonic() - start, 3))
         return point
+
+    def changed(self, start: Checkpoint | None, end: Checkpoint | None) -> tuple[str, ...]:
+        """The files an attempt changed (its `NNN` and `NNN-end` checkpoints), for the next
+        prompt; none known when either is missing or git fails (a loss of detail, not an error)."""
+        if self._store is None or start is None or end is None:
+            return ()
+        try:
+            return tuple(self._store.changed_paths(start, end))
+        except (CheckpointError, OSError):
+            return ()

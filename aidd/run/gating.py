@@ -38,6 +38,13 @@ class Gatekeeper:
         latest = self.latest
         return latest.summary() if latest is not None and latest.red else ""
 
+    def new_failures(self, number: int) -> tuple[str, ...]:
+        """What the gate found newly failing after attempt `number`; none when it did not run."""
+        latest = self.latest
+        if latest is None or latest.number != number:
+            return ()
+        return tuple(f for cv in latest.commands for f in cv.new_failures)
+
     # -- around an attempt -----------------------------------------------------------------
     def before_attempt(self, number: int) -> None:
         """The baseline before the run's first attempt; the features passing now."""

@@ -19,13 +19,14 @@ from aidd.project.fingerprint import fingerprint
 from aidd.project.paths import ProjectPaths
 from aidd.project.scaffold import copy_artifacts, copy_spec
 from aidd.project.sync import sync_lists
+from aidd.prompts.context import LastAttemptInfo
 from aidd.prompts.select import CascadeState, PromptKind, Selection, choose_model, select_prompt
 from aidd.reports.status import refresh_status_file
 from aidd.run import nowork
 from aidd.run.checkpointing import Checkpointer
 from aidd.run.header import header_lines, trailer_lines
 from aidd.run.journal import Journal
-from aidd.run.phases import PhaseKind, PhaseState
+from aidd.run.phases import Phase, PhaseKind, PhaseState
 from aidd.run.preflight import RunPlan
 from aidd.run.prompting import build_context
 from aidd.run.signals import Interrupt
@@ -33,6 +34,7 @@ from aidd.session.outcome import Outcome, SessionOutcome
 from aidd.session.request import AttemptRequest
 
 RunAttempt = Callable[[AttemptRequest], SessionOutcome]
+Recall = Callable[[Phase, PromptKind], LastAttemptInfo]  # the last attempt at the same work
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,7 @@ class Attempt:
     outcome: SessionOutcome
     fingerprint_before: str | None  # the tree before the agent ran, for stuck detection
     cost: Cost  # the CLI's figure or aidd's estimate, as iteration_end records it
+    changed: tuple[str, ...] = ()  # the files it changed, from its checkpoints, when known
 
     @property
     def rate_limited(self) -> bool:
@@ -52,7 +55,8 @@ class IterationRunner:
     def __init__(self, plan: RunPlan, journal: Journal, interrupt: Interrupt, clock: Clock,
                  run_attempt: RunAttempt, gate_report: Callable[[], str] = str,
                  deadline_s: float | None = None,
-                 files: Callable[[], FileActivity | None] = lambda: None) -> None:
+                 files: Callable[[], FileActivity | None] = lambda: None,
+                 recall: Recall = lambda phase, kind: LastAttemptInfo()) -> None:
         self.checkpoints = Checkpointer(plan, journal, clock)
         self.plan = plan
         self.journal = journal
@@ -63,6 +67,7 @@ class IterationRunner:
         self.deadline_s = deadline_s  # --max-wall-time, on the clock's monotonic scale
         self._files = files  # the run's file watcher (--liveness signals)
         self._files_warned = False
+        self._recall = recall
 
     def run(self, state: PhaseState, number: int, completion_review: bool,
             carried_fingerprint: str | None) -> Attempt:
@@ -84,20 +89,22 @@ class IterationRunner:
         self._prepare(state, selection)
         before = self._fingerprint(carried_fingerprint)
         context = build_context(plan, state.phase, state, number, selection, self.clock.now(),
-                                self._gate_report())
+                                self._gate_report(), self._recall(state.phase, selection.kind))
         prompt = self._render(state, number, selection, model, plan.renderer.render_prompt(context))
         nudge = plan.renderer.render_nudge(context.with_nudge(plan.settings.idle_nudge_timeout))
-        was = nowork.look_before(plan.paths.root, self.checkpoints.record(number), before)
+        start = self.checkpoints.record(number)
+        was = nowork.look_before(plan.paths.root, start, before)
         outcome = self._run_attempt(self._request(state, number, selection, model, prompt, nudge))
-        outcome = nowork.judge(plan.paths.root, journal, outcome, was,
-                               self.checkpoints.record(number, "-end"))
+        end = self.checkpoints.record(number, "-end")
+        outcome = nowork.judge(plan.paths.root, journal, outcome, was, end)
         cost = attempt_cost(outcome.tokens, outcome.cost_usd, outcome.model or model,
                             refused=dict(outcome.refused).get(COST_FIELD))
         self._warn_refused(number, outcome, cost)
         for line in trailer_lines(plan, state, number, outcome, cost, self.clock.now()):
             log.plain(line)
         self._record_end(number, outcome, cost)
-        return Attempt(number, selection, outcome, before, cost)
+        return Attempt(number, selection, outcome, before, cost,
+                       self.checkpoints.changed(start, end))
 
     def _cascade(self, state: PhaseState, completion_review: bool) -> CascadeState:
         kind, paths = state.phase.kind, self.plan.paths

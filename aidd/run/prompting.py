@@ -14,7 +14,8 @@ from aidd.run.preflight import RunPlan
 
 
 def build_context(plan: RunPlan, phase: Phase, state: PhaseState, number: int,
-                  selection: Selection, now: datetime, gate_report: str = "") -> pc.PromptContext:
+                  selection: Selection, now: datetime, gate_report: str,
+                  last_attempt: pc.LastAttemptInfo) -> pc.PromptContext:
     s, paths = plan.settings, plan.paths
     audit = pc.AuditInfo()
     severity = ""
@@ -38,6 +39,7 @@ def build_context(plan: RunPlan, phase: Phase, state: PhaseState, number: int,
         audit=audit,
         severity=severity,
         gate=pc.GateInfo(bool(gate_report), gate_report),
+        last_attempt=last_attempt,
     )
 
 

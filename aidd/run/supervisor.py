@@ -23,6 +23,7 @@ from aidd.run.budgeting import BudgetKeeper
 from aidd.run.gating import Gatekeeper, RunGate
 from aidd.run.iteration import Attempt, IterationRunner, RunAttempt
 from aidd.run.journal import Journal
+from aidd.run.lastattempt import AttemptMemory, summarise, work_of
 from aidd.run.lifecycle import Lifecycle
 from aidd.run.outcomes import COMPLETED, DONE, Counters, EndReason, RunEnd
 from aidd.run.phases import Phase, PhaseEnd, PhaseKind, PhaseState
@@ -48,9 +49,10 @@ class Supervisor:
         self.life.deadline_s = self.budget.deadline_s
         self.counters = Counters()
         self.gates = Gatekeeper(plan, self.journal, clock, self._stopping, gate)
+        self.memory = AttemptMemory()
         self.iterations = IterationRunner(plan, self.journal, self.life.interrupt, clock, attempt,
                                           lambda: self.gates.report, self.budget.deadline_s,
-                                          lambda: self.life.files)
+                                          lambda: self.life.files, self.memory.recall)
         self.fingerprint: str | None = None  # the tree at the last stuck check
 
     # -- the run -------------------------------------------------------------------------
@@ -211,6 +213,10 @@ class Supervisor:
         stuck, self.fingerprint = decisions.stuck(self.plan, self.journal, state, attempt)
         if self.gates.after_attempt(attempt.number, attempt.outcome.outcome is Outcome.SUCCESS):
             self.fingerprint = None  # the gate may have written files: not the agent's change
+        paths = self.plan.paths
+        self.memory.remember(work_of(state.phase, attempt.selection.kind), summarise(
+            attempt, self.gates.new_failures(attempt.number), paths.root,
+            paths.log(attempt.number)))
         return PhaseEnd.STUCK if stuck else None
 
     def _stopping(self) -> bool:

@@ -71,6 +71,7 @@ class SessionOutcome:
     message: str | None = None  # the classified error's message (fatal: the cause for exit 8)
     interrupted_by: str | None = None  # signal name when aidd was interrupted (SUP-81)
     nudges: int = 0
+    killed: str | None = None  # aidd ended the agent: idle, hung, timeout, linger, signal, budget
     launches: int = 1
     tool_calls: int | None = None  # tool uses seen; None when the output held no JSON event
     assistant_chars: int = 0  # characters of assistant text

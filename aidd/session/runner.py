@@ -387,7 +387,7 @@ class _Attempt:
             cost_usd=signals.cost_usd, wake=wake,
             message=signals.error.message if signals.error else None,
             interrupted_by=interrupt.name if cause is EndCause.SIGNAL and interrupt else None,
-            nudges=self.nudger.count, launches=self.launches,
+            nudges=self.nudger.count, launches=self.launches, killed=_KILL_REASONS.get(cause),
             tool_calls=signals.tool_calls if signals.json_seen else None,
             assistant_chars=signals.assistant_chars, model=signals.model,
             quota=tuple(signals.quota.values()),

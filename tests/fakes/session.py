@@ -38,6 +38,8 @@ class Turn:
     cost_usd: float | None = None
     model: str | None = None  # the model the CLI said it used
     quota: tuple[QuotaWindow, ...] = ()  # quota windows, `resets_at` relative to the attempt's end
+    killed: str | None = None  # aidd ended it: idle, hung, timeout, ...
+    nudges: int = 0
 
 
 def success(edit: Edit | None = None, **kw: object) -> Turn:
@@ -104,7 +106,8 @@ class FakeSession:
             exit_status=turn.result if turn.outcome is not Outcome.RATE_LIMITED else 1,
             duration_s=turn.duration_s, bytes_out=32, wake=wake, message=turn.message,
             tool_calls=turn.tool_calls, assistant_chars=turn.assistant_chars,
-            tokens=turn.tokens, cost_usd=turn.cost_usd, model=turn.model, quota=quota)
+            tokens=turn.tokens, cost_usd=turn.cost_usd, model=turn.model, quota=quota,
+            killed=turn.killed, nudges=turn.nudges)
 
     @property
     def kinds(self) -> list[str]:

@@ -12,7 +12,13 @@ from jinja2 import meta, nodes
 from aidd.audits import definitions as audit
 from aidd.errors import TemplateError
 from aidd.project.paths import ProjectPaths
-from aidd.prompts.context import FilterInfo, GateInfo, InvalidFinding, PromptContext
+from aidd.prompts.context import (
+    FilterInfo,
+    GateInfo,
+    InvalidFinding,
+    LastAttemptInfo,
+    PromptContext,
+)
 from aidd.prompts.render import PromptRenderer
 from aidd.prompts.select import PromptKind
 from aidd.resources import data_dir
@@ -20,7 +26,13 @@ from tests.unit.prompts.conftest import ALL_FILTERS, CLIS, NOW, make_context
 
 GATE_REPORT = ("Command `pytest -q` (pytest) exited 1.\nNewly failing tests (1):\n"
                "- tests/test_cart.py::test_total")
-VARIANTS = ("plain", "filters", "remediation", "completion_review", "gate_red")
+LAST = LastAttemptInfo(
+    failed=True, number=4, result=71, ending="aidd killed it as hung: 2 nudges answered without "
+    "any work", files=("src/cart.py", "tests/test_cart.py"), more_files=3,
+    transcript="» Bash: npm test -- --watch\n[aidd 02:14:07] killing the agent tree",
+    advice="Work in short, visible steps.",
+    previous_run="The previous run was killed during attempt 012.")
+VARIANTS = ("plain", "filters", "remediation", "completion_review", "gate_red", "last_attempt")
 REQUIRED_MODULES = (
     "hard-constraints",
     "assistant-rules-loading",
@@ -65,6 +77,8 @@ ALLOWED = {
     "now": {"iso", "unix", "date"},
     "nudge": {"silence"},
     "gate": {"red", "report"},
+    "last_attempt": {"failed", "number", "result", "ending", "files", "more_files",
+                     "transcript", "advice", "previous_run"},
 }
 
 
@@ -82,6 +96,8 @@ def _context(project: ProjectPaths, kind: PromptKind, cli: str, variant: str) ->
         ctx = replace(ctx, filters=ALL_FILTERS)
     if variant == "gate_red":
         ctx = replace(ctx, gate=GateInfo(True, GATE_REPORT))
+    if variant == "last_attempt":
+        ctx = replace(ctx, last_attempt=LAST)
     return replace(
         ctx,
         remediation=variant == "remediation",
@@ -120,6 +136,34 @@ def test_a_red_gate_reaches_the_coding_and_review_prompts(project: ProjectPaths,
     assert GATE_REPORT in red
     review = replace(ctx, completion_review=True, gate=GateInfo(True, GATE_REPORT))
     assert GATE_REPORT in renderer.render_prompt(review)
+
+
+@pytest.mark.parametrize("kind", list(PromptKind))
+def test_the_last_failed_attempt_reaches_every_kind(project: ProjectPaths,
+                                                    kind: PromptKind) -> None:
+    renderer = PromptRenderer.for_project(project)
+    ctx = make_context(project, kind, "claude-code")
+    after_success = renderer.render_prompt(ctx)
+    text = renderer.render_prompt(replace(ctx, last_attempt=LAST))
+    assert "last attempt" not in after_success
+    assert "previous run" not in after_success
+    assert ("Attempt 004 ended with result 71: aidd killed it as hung: 2 nudges answered "
+            "without any work.") in text
+    assert "Files it changed: src/cart.py, tests/test_cart.py and 3 more." in text
+    assert "```\n» Bash: npm test -- --watch\n[aidd 02:14:07] killing the agent tree\n```" in text
+    assert "This time: Work in short, visible steps." in text
+    assert "The previous run was killed during attempt 012. Review the work" in text
+    # before the kind's own instructions, after the CLI partial
+    assert text.index("did not succeed") < text.index(after_success.splitlines()[-1])
+
+
+def test_the_previous_run_alone_renders_without_an_attempt(project: ProjectPaths) -> None:
+    renderer = PromptRenderer.for_project(project)
+    ctx = make_context(project, PromptKind.CODING, "opencode")
+    text = renderer.render_prompt(replace(ctx, last_attempt=LastAttemptInfo(
+        previous_run="The previous run was killed.")))
+    assert "The previous run was killed. Review the work" in text
+    assert "did not succeed" not in text
 
 
 @pytest.mark.parametrize("kind", list(PromptKind))

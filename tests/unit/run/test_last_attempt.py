@@ -1,0 +1,98 @@
+"""The last attempt in the prompt (issue 32): after an attempt at some work fails, the next
+prompt of that work says how it ended, the files it changed, the end of its log and what to do
+differently; after a success, nothing. Rate-limited retries keep what was said."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aidd.errors import ExitCode
+from aidd.gate.commands import parse_gate
+from aidd.run.lastattempt import LINE_CHARS, TAIL_LINES, transcript_tail
+from aidd.session.outcome import Reason
+from tests.fakes.gate import FakeGate, red
+from tests.fakes.session import failure, no_work, rate_limited, success, wall_timeout
+from tests.unit.run.conftest import Loop
+
+HEADING = "The last attempt at this work did not succeed"
+PYTEST = parse_gate([{"name": "pytest", "run": "pytest -q --junitxml=report.xml",
+                      "junit": "report.xml"}])
+
+
+def _write(name: str):  # type: ignore[no-untyped-def]
+    def edit(project: Path) -> None:
+        (project / "src").mkdir(exist_ok=True)
+        (project / "src" / name).write_text("x = 1\n")
+
+    return edit
+
+
+def test_a_hung_kill_reaches_the_next_prompt_and_a_success_clears_it(loop: Loop) -> None:
+    hung = failure(ExitCode.IDLE_TIMEOUT, Reason.IDLE_TIMEOUT, killed="hung", nudges=2,
+                   edit=_write("cart.py"))
+    run = loop.run(hung, success(), success(), max_iterations=3)
+    assert run.code == 0, run.console
+    first, second, third = (r.prompt for r in run.session.requests)
+    assert run.session.kinds == ["initializer"] * 3
+    assert HEADING not in first
+    assert ("Attempt 001 ended with result 71: aidd killed it as hung: 2 nudges answered "
+            "without any work.") in second
+    assert "Files it changed: src/cart.py" in second
+    assert "fake agent: attempt 1\n" in second  # the end of its log
+    assert "finished: result" not in second  # the trailer is aidd's, not the attempt's
+    assert "This time: Work in short, visible steps" in second
+    assert HEADING not in third  # attempt 002 succeeded
+
+
+def test_a_success_the_gate_finds_red_names_the_failing_tests(loop: Loop) -> None:
+    gate = FakeGate([{}, {"pytest": red("t::cart_total")}, {}])
+    run = loop.run(success(), success(), success(), fake_gate=gate, gate=PYTEST,
+                   max_iterations=3)
+    assert run.code == 0, run.console
+    second, third = (r.prompt for r in run.session.requests[1:])
+    assert ("Attempt 001 ended with result 0: it finished, but the validation gate then had "
+            "new failures: t::cart_total.") in second
+    assert "It changed no file." in second
+    assert HEADING not in third
+
+
+def test_each_ending_in_words(loop: Loop) -> None:
+    run = loop.run(wall_timeout(), no_work(), failure(ExitCode.PROVIDER_ERROR,
+                                                      Reason.PROVIDER_ERROR,
+                                                      message="overloaded ``` 529"),
+                   failure(3), success(), max_iterations=5)
+    prompts = [r.prompt for r in run.session.requests]
+    assert "aidd stopped it at the attempt's time limit (--timeout)" in prompts[1]
+    assert "it ended without a tool call and without changing a file (no work)" in prompts[2]
+    assert "the model provider failed: overloaded ʼʼʼ 529." in prompts[3]
+    assert "the CLI exited with status 3 (an error or a crash)" in prompts[4]
+
+
+def test_a_rate_limited_retry_keeps_the_failure_it_follows(loop: Loop) -> None:
+    run = loop.run(failure(), rate_limited(60), success(), max_iterations=2)
+    assert run.code == 0, run.console
+    assert [r.number for r in run.session.requests] == [1, 2, 3]
+    for request in run.session.requests[1:]:
+        assert "Attempt 001 ended with result 1" in request.prompt
+
+
+def test_the_log_tail_is_cleaned_and_capped(tmp_path: Path) -> None:
+    log = tmp_path / "001.log"
+    agent = [f"step {n}" for n in range(40)]
+    log.write_bytes(b"[aidd] --- header ---\n" + b'{"type":"tool_use"}\n'
+                    + "\n".join(agent).encode() + b"\n\x1b[31mred\x1b[0m " + b"y" * 500
+                    + b"\n\n[aidd 02:14:07] WARN killing the agent tree\n"
+                    + b"[aidd] --- end of iteration 1 (attempt 001) ---\n")
+    tail = transcript_tail(tmp_path, log).splitlines()
+    assert len(tail) == TAIL_LINES
+    assert tail[-1] == "[aidd 02:14:07] WARN killing the agent tree"
+    assert tail[-2] == "red " + "y" * (LINE_CHARS - 5) + "…"
+    assert tail[0] == "step 27"
+
+
+def test_a_log_planted_as_a_link_gives_no_tail(tmp_path: Path) -> None:
+    outside = tmp_path / "secret"
+    outside.write_text("password\n")
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "001.log").symlink_to(outside)
+    assert transcript_tail(tmp_path / "proj", tmp_path / "proj" / "001.log") == ""
