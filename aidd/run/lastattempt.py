@@ -5,6 +5,7 @@ differently. After a success, nothing: the memory of that work is forgotten."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -26,6 +27,8 @@ LINE_CHARS = 200
 MESSAGE_CHARS = 200
 TAIL_READ = 64 * 1024  # bytes read from the log's end: far more than 15 capped lines need
 FAILURES_SHOWN = 10
+
+_NUDGE_ECHO = re.compile(r"\[aidd \d\d:\d\d:\d\d\] +nudge: ")
 
 Work = tuple[str, str, str]  # the same work: phase, audit (or ""), prompt kind
 
@@ -124,8 +127,11 @@ def transcript_tail(root: Path, log: Path) -> str:
 
 
 def _worth_showing(line: str) -> bool:
+    """The header and trailer (`[aidd] `), raw JSON events and the nudge's own text, which
+    aidd repeats in the log line by line (`[aidd HH:MM:SS]   nudge: `), are left out."""
     text = line.strip()
-    return bool(text) and not text.startswith(("[aidd] ", "{"))
+    return (bool(text) and not text.startswith(("[aidd] ", "{"))
+            and _NUDGE_ECHO.match(text) is None)
 
 
 def summarise(attempt: Attempt, gate_failures: tuple[str, ...], root: Path,

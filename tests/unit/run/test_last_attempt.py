@@ -81,7 +81,8 @@ def test_the_log_tail_is_cleaned_and_capped(tmp_path: Path) -> None:
     agent = [f"step {n}" for n in range(40)]
     log.write_bytes(b"[aidd] --- header ---\n" + b'{"type":"tool_use"}\n'
                     + "\n".join(agent).encode() + b"\n\x1b[31mred\x1b[0m " + b"y" * 500
-                    + b"\n\n[aidd 02:14:07] WARN killing the agent tree\n"
+                    + b"\n\n[aidd 02:14:06]   nudge: aidd has seen no output from you\n"
+                    + b"[aidd 02:14:07] WARN killing the agent tree\n"
                     + b"[aidd] --- end of iteration 1 (attempt 001) ---\n")
     tail = transcript_tail(tmp_path, log).splitlines()
     assert len(tail) == TAIL_LINES
