@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from aidd.clock import Clock, SystemClock
-from aidd.fsio import open_file, read_file, write_all
+from aidd.fsio import open_file, open_read, read_file, write_all
 from aidd.numbers import json_safe
 
 SCHEMA_VERSION = 1
@@ -103,6 +103,21 @@ def load_events(path: Path) -> EventsRead:
         else:
             skipped += bool(line.strip())
     return EventsRead(out, skipped, error)
+
+
+def tail_events(path: Path, root: Path, limit: int) -> list[dict[str, Any]]:
+    """The events of the file's last `limit` bytes (a line cut at the start left out): the end
+    of the newest run, read at start without reading years of nights. None when unreadable."""
+    try:
+        with open_read(root, path) as file:
+            start = max(0, os.fstat(file.fileno()).st_size - limit)
+            file.seek(start)
+            lines = file.read(limit).split(b"\n")
+    except OSError:  # missing, a FIFO, a link out: no previous run to tell
+        return []
+    if start:
+        lines = lines[1:]
+    return [e for e in map(parse_event, lines) if e is not None]
 
 
 def event_lines(path: Path, root: Path | None = None) -> tuple[list[str] | list[bytes],

@@ -14,6 +14,7 @@ from aidd.run.journal import Journal
 from aidd.run.outcomes import format_cost, format_duration
 from aidd.run.phases import Phase, PhaseState
 from aidd.run.preflight import RunPlan
+from aidd.run.previousrun import Ending, PreviousRun
 from aidd.session.outcome import SessionOutcome
 
 # The switches `run_start.flags` lists when they are on.
@@ -52,6 +53,19 @@ def emit_run_start(plan: RunPlan, journal: Journal) -> None:
         audits=[a.name for a in plan.audit_queue or plan.post_audits],
         config_sources=list(s.config_sources),
     )
+    _previous_run(plan.previous_run, journal)
+
+
+def _previous_run(previous: PreviousRun | None, journal: Journal) -> None:
+    """How the run before this one ended, after run_start (issue 32)."""
+    if previous is None:
+        return
+    journal.say(previous.line()[0].upper() + previous.line()[1:],
+                level="" if previous.ending is Ending.ENDED else "WARN")
+    journal.events.emit("previous_run", previous=previous.run, ending=previous.ending.value,
+                        reason=previous.reason, attempt=previous.attempt, kind=previous.kind,
+                        attempt_reason=previous.attempt_reason, checkpoint=previous.checkpoint,
+                        cut_short=previous.cut_short)
 
 
 def _on(flag: bool) -> str:

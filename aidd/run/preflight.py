@@ -34,6 +34,7 @@ from aidd.project.scaffold import SPEC_LIMIT, spec_differs
 from aidd.prompts import context as pc
 from aidd.prompts.render import PromptRenderer
 from aidd.prompts.select import Mode, ModelOptions, PromptKind, choose_mode
+from aidd.run.previousrun import PreviousRun, read_previous_run
 from aidd.session import procfs
 from aidd.session.cliproc import probe_version
 from aidd.session.idle import IdlePolicy
@@ -63,6 +64,7 @@ class RunPlan:
     # Why this run records no checkpoint although asked to (the repository's layout leads
     # outside the project), or None.
     checkpoints_refused: str | None = None
+    previous_run: PreviousRun | None = None  # how the run before this one ended (issue 32)
 
     @property
     def models(self) -> ModelOptions:
@@ -97,6 +99,7 @@ def prepare_run(settings: Settings, paths: ProjectPaths, feature_filter: Feature
     settings = replace(settings, environ={**settings.environ, MARK_VAR: mark})
     check_layout(paths)
     lock = _claim_project(paths, started, settings, mark)
+    previous = read_previous_run(paths.events, paths.root, procfs.boot_time())  # ours is held
     gone = lock.previous_holder_gone()
     if gone is not None:
         warnings.append(f"reclaimed the lock of an aidd that is gone (pid {gone})")
@@ -110,7 +113,7 @@ def prepare_run(settings: Settings, paths: ProjectPaths, feature_filter: Feature
         warnings.append(f"{refused}: no checkpoint in this run (and no --rollback to it)")
     return RunPlan(settings, paths, feature_filter, adapter, binary, cli_version, audit_queue,
                    post_audits, origin, renderer, lock, started, mode, conflict, nudge_s,
-                   tuple(warnings), refused)
+                   tuple(warnings), refused, previous)
 
 
 def _doctor_checks(settings: Settings, adapter: Adapter) -> list[str]:

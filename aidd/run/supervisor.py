@@ -49,7 +49,8 @@ class Supervisor:
         self.life.deadline_s = self.budget.deadline_s
         self.counters = Counters()
         self.gates = Gatekeeper(plan, self.journal, clock, self._stopping, gate)
-        self.memory = AttemptMemory()
+        previous = plan.previous_run
+        self.memory = AttemptMemory(previous.for_prompt() if previous is not None else "")
         self.iterations = IterationRunner(plan, self.journal, self.life.interrupt, clock, attempt,
                                           lambda: self.gates.report, self.budget.deadline_s,
                                           lambda: self.life.files, self.memory.recall)

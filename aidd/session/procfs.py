@@ -40,6 +40,18 @@ def table() -> dict[int, Row]:
     return out
 
 
+def boot_time() -> float | None:
+    """When this machine booted, in Unix seconds (`btime` of /proc/stat); None without /proc."""
+    raw = _read(_PROC / "stat")
+    for line in (raw or b"").splitlines():
+        if line.startswith(b"btime "):
+            try:
+                return float(line.split()[1])
+            except (IndexError, ValueError):
+                return None
+    return None
+
+
 def start_ticks(pid: int) -> int | None:
     """When `pid` started, in clock ticks since boot: a pid reused by another process has
     another start time. None when there is no such process, or no /proc to ask."""

@@ -37,6 +37,7 @@ COVERED: dict[str, set[str]] = {
     "stuck": {"stuck", "phase_end"},
     "mode_done": {"mode_done", "phase_end"},
     "quit_on_abort": {"failure_threshold", "run_end"},
+    "restart": {"previous_run", "run_end"},
     "signal": {"signal", "kill", "run_end"},
     "budget_and_pace": {"pace", "budget_exhausted", "run_end"},
 }
@@ -109,13 +110,14 @@ def _has_zone(text: str) -> bool:
         return False
 
 
-def validate_file(root: Path) -> list[dict[str, Any]]:
-    """Every line: complete, one JSON object, valid for its event; returns the events."""
+def validate_file(root: Path, after: int = 0) -> list[dict[str, Any]]:
+    """Every line (past the first `after`, an earlier run's): complete, one JSON object, valid
+    for its event; returns the events."""
     spec = schema()
     raw = (root / ".automaker" / "events.jsonl").read_bytes()
     assert raw.endswith(b"\n")
     records = []
-    for number, line in enumerate(raw.split(b"\n")[:-1], 1):
+    for number, line in enumerate(raw.split(b"\n")[:-1][after:], after + 1):
         record = json.loads(line)
         assert isinstance(record, dict), line
         name = record.get("event")
@@ -135,8 +137,8 @@ def validate_file(root: Path) -> list[dict[str, Any]]:
     return records
 
 
-def assert_valid(root: Path, scenario: str) -> list[dict[str, Any]]:
-    records = validate_file(root)
+def assert_valid(root: Path, scenario: str, after: int = 0) -> list[dict[str, Any]]:
+    records = validate_file(root, after)
     seen = {r["event"] for r in records}
     assert COVERED[scenario] <= seen, COVERED[scenario] - seen
     return records
@@ -301,6 +303,21 @@ def test_quit_on_abort(run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeA
     res = run_aidd("--project-dir", str(project), "--quit-on-abort", "1", *LIMITS, env=env)
     assert res.code == 5, res.out + res.err
     assert_valid(project, "quit_on_abort")
+
+
+def test_restart(run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent,
+                 project: Path) -> None:
+    """A second run says how the first ended (issue 32)."""
+    fake_agent.script([{"say": "broken"}, {"exit": 5}], [{"say": "broken"}, {"exit": 5}])
+    for _ in range(2):
+        before = (project / ".automaker" / "events.jsonl").read_bytes().count(b"\n") if (
+            project / ".automaker" / "events.jsonl").exists() else 0
+        res = run_aidd("--project-dir", str(project), "--quit-on-abort", "1", *LIMITS, env=env)
+        assert res.code == 5, res.out + res.err
+    records = assert_valid(project, "restart", before)
+    (previous,) = [r for r in records if r["event"] == "previous_run"]
+    assert (previous["ending"], previous["reason"], previous["cut_short"]) == (
+        "ended", "quit_on_abort", False)
 
 
 def test_signal(env: dict[str, str], fake_agent: FakeAgent, project: Path,

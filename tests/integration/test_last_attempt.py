@@ -1,10 +1,16 @@
 """The last attempt through the real aidd (issue 32): an attempt killed as hung is named, with
-the file it wrote and the end of its log, in the next prompt of the same work."""
+the file it wrote and the end of its log, in the next prompt of the same work; a run after a
+kill -9 of aidd names the attempt it was killed in."""
 
 from __future__ import annotations
 
-from tests.integration.runs import READ
+from pathlib import Path
+
+from tests.conftest import FakeAgent
+from tests.integration.runs import READ, WIDE_LIMITS, RunAidd, events, prompt, started
 from tests.integration.scenario import MakeScenario
+from tests.reliability.harness import running
+from tests.waiting import wait_for
 
 ARGS = ("--max-iterations", "2", "--idle-nudge-timeout", "1", "--idle-timeout", "20",
         "--timeout", "40", "--max-nudges", "2")
@@ -26,3 +32,29 @@ def test_the_second_prompt_names_the_first_attempts_hung_kill(scenario: MakeScen
     # its log's last lines: aidd's kill line, not the nudge text it repeats in the log
     assert "counts as hung (--max-nudges); killing the agent tree" in second
     assert "nudge: aidd has seen no output" not in second
+
+
+def test_a_run_after_a_kill_9_names_the_attempt_it_was_killed_in(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, project: Path,
+        tmp_path: Path) -> None:
+    fake_agent.script([{"write_file": "src/half.py", "text": "def half(\n"}, {"line": "working"},
+                       {"sleep": 60}],
+                      [{"init": True}, READ, {"say": "reviewed"}, {"finish": True}])
+    with started(env, tmp_path, "--project-dir", str(project), "--max-iterations", "1",
+                 *WIDE_LIMITS) as first:
+        wait_for(fake_agent.records, 20, "the first run's agent to start")
+        wait_for((project / "src" / "half.py").exists, 20, "the agent's half-finished file")
+        first.kill()  # SIGKILL: no run_end, the lock left behind
+        first.wait(timeout=10)
+    agent_pid = fake_agent.records()[0]["pid"]
+    wait_for(lambda: not running(agent_pid), 10, "the agent's end with aidd")
+    res = run_aidd("--project-dir", str(project), "--max-iterations", "1", *WIDE_LIMITS, env=env)
+    assert res.code == 0, res.out + res.err
+    (previous,) = events(project, "previous_run")
+    assert (previous["ending"], previous["attempt"], previous["attempt_reason"],
+            previous["checkpoint"], previous["cut_short"]) == ("killed", 1, None, "001", True)
+    text = prompt(project, 2)
+    assert (f"The previous run {previous['previous']} was killed during attempt 001 "
+            "(onboarding); its state was checkpointed at 001.") in text
+    assert "Review the work it left half-finished" in text
+    assert f"WARN The previous run {previous['previous']} was killed during attempt 001" in res.out

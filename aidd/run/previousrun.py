@@ -1,0 +1,127 @@
+"""How the previous run on this project ended (issue 32), read at start from the end of
+events.jsonl: a clean end with its reason, aidd killed (no `run_end`, the machine ran on) or the
+machine died (no `run_end`, and the machine has booted since its last event). A restart says it
+in its first lines, a `previous_run` event and, when an attempt was cut short, its first prompt,
+so the agent reviews the half-finished work instead of redoing it.
+
+events.jsonl is project content: only a well-formed run id, small positive attempt numbers and
+short plain words from it reach the prompt."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from aidd.events import tail_events
+from aidd.project.checkpoints import is_run_id
+
+TAIL_BYTES = 1 << 20  # the end of the newest run: its last attempts and its end, if any
+_WORD = re.compile(r"[a-z0-9_-]{1,40}")  # a reason, a prompt kind, a checkpoint label
+_CUT_SHORT = ("signal", "budget")  # an attempt these reasons ended was stopped half-way
+
+
+class Ending(Enum):
+    """`previous_run.ending` in events.jsonl."""
+
+    ENDED = "ended"  # it wrote its run_end: `reason` says why
+    KILLED = "killed"  # no run_end, and the machine kept running: aidd was killed
+    MACHINE_DIED = "machine_died"  # no run_end, and the machine has booted since
+
+
+@dataclass(frozen=True)
+class PreviousRun:
+    run: str
+    ending: Ending
+    reason: str | None = None  # run_end.reason
+    attempt: int | None = None  # the last attempt it started
+    kind: str | None = None  # that attempt's prompt kind
+    attempt_reason: str | None = None  # its iteration_end.reason; None: it never ended
+    checkpoint: str | None = None  # the last checkpoint of that attempt
+
+    @property
+    def cut_short(self) -> bool:
+        """Its last attempt was stopped half-way: killed with it, or ended by a signal or a
+        budget."""
+        if self.attempt is None:
+            return False
+        return self.attempt_reason is None or self.attempt_reason in _CUT_SHORT
+
+    def line(self) -> str:
+        """The start-up line: how it ended, and where its last attempt stood."""
+        how = {Ending.ENDED: f"ended ({self.reason})", Ending.KILLED: "was killed",
+               Ending.MACHINE_DIED: "ended with the machine (it has restarted since)"}
+        text = f"the previous run {self.run} {how[self.ending]}"
+        if self.cut_short:
+            text += f" during attempt {self.attempt:03d}" + (f" ({self.kind})" if self.kind
+                                                             else "")
+            text += (f"; its state was checkpointed at {self.checkpoint}" if self.checkpoint
+                     else "; no checkpoint of it")
+        return text
+
+    def for_prompt(self) -> str:
+        """A sentence for the first prompt when an attempt was cut short; empty otherwise."""
+        if not self.cut_short:
+            return ""
+        line = self.line()
+        return line[0].upper() + line[1:] + "."
+
+
+def read_previous_run(events: Path, root: Path, booted: float | None) -> PreviousRun | None:
+    """The newest run in `events` (before this one wrote anything), or None when there is
+    none. `booted`: when the machine booted (Unix seconds), None when unknown."""
+    return judge(tail_events(events, root, TAIL_BYTES), booted)
+
+
+def judge(events: list[dict[str, Any]], booted: float | None) -> PreviousRun | None:
+    run = events[-1].get("run") if events else None
+    if not isinstance(run, str) or not is_run_id(run):
+        return None
+    mine = [e for e in events if e.get("run") == run]
+    ends = [e for e in mine if e.get("event") == "run_end"]
+    attempt, kind = _last_attempt(mine)
+    finished = [e for e in mine if e.get("event") == "iteration_end"
+                and _number(e) == attempt and attempt is not None]
+    labels = [_word(e.get("label")) for e in mine
+              if e.get("event") == "checkpoint" and _number(e) == attempt and attempt]
+    if ends:
+        ending, reason = Ending.ENDED, _word(ends[-1].get("reason")) or "unknown"
+    else:
+        ending, reason = _unended(mine[-1], booted), None
+    return PreviousRun(
+        run, ending, reason, attempt, kind,
+        (_word(finished[-1].get("reason")) or "unknown") if finished else None,
+        next((label for label in reversed(labels) if label), None))
+
+
+def _last_attempt(events: list[dict[str, Any]]) -> tuple[int | None, str | None]:
+    for event in reversed(events):
+        if event.get("event") == "iteration_start" and (number := _number(event)) is not None:
+            return number, _word(event.get("kind"))
+    return None, None
+
+
+def _unended(last: dict[str, Any], booted: float | None) -> Ending:
+    """No run_end: the machine died when it has booted since the run's last event."""
+    stamp = last.get("ts")
+    if booted is None or not isinstance(stamp, str):
+        return Ending.KILLED
+    try:
+        when = datetime.fromisoformat(stamp).timestamp()
+    except ValueError:
+        return Ending.KILLED
+    return Ending.MACHINE_DIED if when < booted else Ending.KILLED
+
+
+def _number(event: dict[str, Any]) -> int | None:
+    value = event.get("number")
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 1_000_000:
+        return value
+    return None
+
+
+def _word(value: object) -> str | None:
+    return value if isinstance(value, str) and _WORD.fullmatch(value) else None
