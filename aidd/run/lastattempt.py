@@ -18,10 +18,11 @@ from aidd.run.iteration import Attempt
 from aidd.run.phases import Phase
 from aidd.session.outcome import Outcome, Reason, SessionOutcome
 
-# Every part is capped, so the module adds at most about 7 KB to a prompt (docs/templates.md):
-# 20 paths of 160 characters, 15 log lines of 200, a message of 200 and two fixed sentences.
+# Every part is capped, so the module adds at most 8,000 characters to a prompt
+# (docs/templates.md; a test renders every part at its cap): 20 paths of 120 characters, 15 log
+# lines of 200, 10 failing tests of 120 or a message of 200, and the fixed sentences.
 FILES_SHOWN = 20
-PATH_CHARS = 160
+PATH_CHARS = 120
 TAIL_LINES = 15
 LINE_CHARS = 200
 MESSAGE_CHARS = 200
@@ -168,7 +169,7 @@ class AttemptMemory:
 
 
 def _listed(items: tuple[str, ...]) -> str:
-    shown = ", ".join(_line(item, LINE_CHARS) for item in items[:FAILURES_SHOWN])
+    shown = ", ".join(_line(item, PATH_CHARS) for item in items[:FAILURES_SHOWN])
     more = len(items) - FAILURES_SHOWN
     return shown + (f" and {more} more" if more > 0 else "")
 

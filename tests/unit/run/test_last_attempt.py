@@ -4,14 +4,22 @@ differently; after a success, nothing. Rate-limited retries keep what was said."
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+from aidd.budget.prices import Cost
 from aidd.errors import ExitCode
 from aidd.gate.commands import parse_gate
-from aidd.run.lastattempt import LINE_CHARS, TAIL_LINES, transcript_tail
-from aidd.session.outcome import Reason
+from aidd.project.paths import ProjectPaths
+from aidd.prompts.render import PromptRenderer
+from aidd.prompts.select import PromptKind, Selection
+from aidd.run.iteration import Attempt
+from aidd.run.lastattempt import LINE_CHARS, TAIL_LINES, summarise, transcript_tail
+from aidd.run.previousrun import Ending, PreviousRun
+from aidd.session.outcome import Outcome, Reason, SessionOutcome
 from tests.fakes.gate import FakeGate, red
 from tests.fakes.session import failure, no_work, rate_limited, success, wall_timeout
+from tests.unit.prompts.conftest import make_context
 from tests.unit.run.conftest import Loop
 
 HEADING = "The last attempt at this work did not succeed"
@@ -97,3 +105,23 @@ def test_a_log_planted_as_a_link_gives_no_tail(tmp_path: Path) -> None:
     (tmp_path / "proj").mkdir()
     (tmp_path / "proj" / "001.log").symlink_to(outside)
     assert transcript_tail(tmp_path / "proj", tmp_path / "proj" / "001.log") == ""
+
+
+def test_the_module_stays_within_its_documented_size(tmp_path: Path) -> None:
+    """Every part at its cap, through the real template: docs/templates.md says 8,000
+    characters."""
+    log = tmp_path / "001.log"
+    log.write_text("\n".join("z" * 1000 for _ in range(200)) + "\n")
+    outcome = SessionOutcome(0, Outcome.SUCCESS, Reason.EXIT_STATUS, 0, 1.0, 10)
+    attempt = Attempt(999, Selection(PromptKind.CODING, "x"), outcome, None,
+                      Cost(None, False, None), tuple("p" * 500 + str(n) for n in range(100)))
+    info = summarise(attempt, tuple("t" * 500 + str(n) for n in range(100)), tmp_path, log)
+    assert info is not None
+    info = replace(info, previous_run=PreviousRun(
+        "20261120T010000Z-4242", Ending.MACHINE_DIED, None, 999999, "in-progress", None,
+        "999999-prekill").for_prompt())
+    paths = ProjectPaths(tmp_path)
+    renderer = PromptRenderer.for_project(paths)
+    plain = make_context(paths, PromptKind.CODING, "opencode")
+    size = len(renderer.render("_common/last_attempt.md", replace(plain, last_attempt=info)))
+    assert 7000 < size <= 8000
