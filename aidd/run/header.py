@@ -102,6 +102,8 @@ def header_lines(plan: RunPlan, phase: Phase, state: PhaseState, number: int,
         lines.append("Audit queue: " + ", ".join(a.name for a in queue))
     if s.prompt:
         lines.append("Directive: " + s.prompt[:60].replace("\n", " ") + "…")
+    if plan.previous_run is not None:
+        lines.append("Previous run: " + plan.previous_run.line().removeprefix("the previous run "))
     lines += [
         "Config: " + (", ".join(s.config_sources) or "built-in defaults and flags"),
         "Overrides: " + (", ".join(plan.renderer.overridden_files()) or "none"),

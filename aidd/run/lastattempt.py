@@ -157,6 +157,9 @@ class AttemptMemory:
         self._previous_run = previous_run
 
     def remember(self, work: Work, info: LastAttemptInfo | None) -> None:
+        """After an attempt that counted (a rate-limited one is retried with the same prompt):
+        the previous run has been told."""
+        self._previous_run = ""
         if info is None:
             self._failed.pop(work, None)
         else:
@@ -164,7 +167,7 @@ class AttemptMemory:
 
     def recall(self, phase: Phase, kind: PromptKind) -> LastAttemptInfo:
         info = self._failed.get(work_of(phase, kind), LastAttemptInfo())
-        previous, self._previous_run = self._previous_run, ""
+        previous = self._previous_run
         return replace(info, previous_run=previous) if previous else info
 
 

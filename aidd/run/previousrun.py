@@ -58,9 +58,17 @@ class PreviousRun:
         if self.cut_short:
             text += f" during attempt {self.attempt:03d}" + (f" ({self.kind})" if self.kind
                                                              else "")
-            text += (f"; its state was checkpointed at {self.checkpoint}" if self.checkpoint
-                     else "; no checkpoint of it")
+            text += self._where()
         return text
+
+    def _where(self) -> str:
+        """`NNN` is the project before the attempt; `-prekill` and `-end` hold what it did."""
+        label = self.checkpoint
+        if label is None:
+            return "; no checkpoint of it"
+        if label.endswith(("-prekill", "-end")):
+            return f"; its state was checkpointed at {label}"
+        return f"; the project as it was before that attempt is checkpointed at {label}"
 
     def for_prompt(self) -> str:
         """A sentence for the first prompt when an attempt was cut short; empty otherwise."""

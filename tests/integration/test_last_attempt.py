@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import FakeAgent
-from tests.integration.runs import READ, WIDE_LIMITS, RunAidd, events, prompt, started
+from tests.integration.runs import READ, WIDE_LIMITS, RunAidd, events, log, prompt, started
 from tests.integration.scenario import MakeScenario
 from tests.reliability.harness import running
 from tests.waiting import wait_for
@@ -55,6 +55,9 @@ def test_a_run_after_a_kill_9_names_the_attempt_it_was_killed_in(
             previous["checkpoint"], previous["cut_short"]) == ("killed", 1, None, "001", True)
     text = prompt(project, 2)
     assert (f"The previous run {previous['previous']} was killed during attempt 001 "
-            "(onboarding); its state was checkpointed at 001.") in text
+            "(onboarding); the project as it was before that attempt is checkpointed at "
+            "001.") in text
     assert "Review the work it left half-finished" in text
     assert f"WARN The previous run {previous['previous']} was killed during attempt 001" in res.out
+    assert f"[aidd] Previous run: {previous['previous']} was killed during attempt 001" in log(
+        project, 2)

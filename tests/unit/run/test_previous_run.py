@@ -11,7 +11,7 @@ from typing import Any
 
 from aidd.events import tail_events
 from aidd.run.previousrun import Ending, judge
-from tests.fakes.session import success
+from tests.fakes.session import rate_limited, success
 from tests.unit.run.conftest import Loop
 
 RUN = "20261120T010000Z-4242"
@@ -73,6 +73,10 @@ def test_planted_values_never_reach_the_prompt() -> None:
     assert (previous.attempt, previous.kind, previous.checkpoint) == (3, None, None)
     assert previous.for_prompt() == (f"The previous run {RUN} was killed during attempt 003; "
                                      "no checkpoint of it.")
+    start = judge(_events(), booted=None)
+    assert start is not None
+    assert start.line().endswith("during attempt 012 (coding); the project as it was before "
+                                 "that attempt is checkpointed at 012")
     assert judge([{"run": "not a run id", "event": "run_start"}], booted=None) is None
     assert judge([], booted=None) is None
 
@@ -89,12 +93,13 @@ def test_the_first_prompt_of_a_restart_names_the_killed_attempt(loop: Loop) -> N
     since_boot = datetime.now(UTC).isoformat()  # the machine ran on: aidd was killed
     loop.paths.events.write_text("".join(json.dumps(e) + "\n" for e in _events(
         {"event": "checkpoint", "number": 12, "label": "012-prekill"}, ts=since_boot)))
-    run = loop.run(success(), success(), max_iterations=2)
+    run = loop.run(rate_limited(60), success(), success(), max_iterations=2)
     assert run.code == 0, run.console
-    first, second = (r.prompt for r in run.session.requests)
+    limited, first, second = (r.prompt for r in run.session.requests)
     sentence = (f"The previous run {RUN} was killed during attempt 012 (coding); its state was "
                 "checkpointed at 012-prekill.")
-    assert sentence in first
+    assert sentence in limited
+    assert sentence in first  # the retry after the rate limit is still the first prompt
     assert "previous run" not in second
     assert run.said(sentence.rstrip("."))
     names = [e["event"] for e in run.events if e.get("run") != RUN]
