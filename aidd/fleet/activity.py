@@ -102,8 +102,8 @@ class ProjectActivities:
         proc = await child.spawn(child.aidd_argv(root, job.cli, left.args), root,
                                  {**self.environ, **job.env}, log)
         progress = replace(progress, pid=proc.pid)
-        pushing = Publishing(Publisher(root, job.branch) if job.git else None, job.name, log,
-                             seen=progress.ended)
+        publisher = Publisher(root, job.branch, job.git) if job.git else None
+        pushing = Publishing(publisher, job.name, log, seen=progress.ended)
         try:
             progress = await _watch(proc, root, progress, _tick(job), pushing)
         except asyncio.CancelledError:

@@ -28,7 +28,8 @@ async def prepare(job: ProjectJob, data_dir: Path) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         await git(target.parent, "clone", "--quiet", job.git, str(target))
     exclude_runtime(target)
-    await git(target, "fetch", "--quiet", "origin")
+    # From the job's URL, not the checkout's `origin` (its config is the agent's to rewrite).
+    await git(target, "fetch", "--quiet", job.git, "+refs/heads/*:refs/remotes/origin/*")
     remote = await revision(target, f"refs/remotes/origin/{job.branch}")
     if not remote:  # a new branch from the default head, with what this checkout holds
         if await current_branch(target) != job.branch:

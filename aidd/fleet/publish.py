@@ -45,6 +45,9 @@ class Publisher:
 
     root: Path
     branch: str
+    # Where to push: the job's own URL (`remote.origin.url` is the checkout's config, which the
+    # agent may have rewritten to send the work elsewhere); "origin" only in tests.
+    remote: str = "origin"
     stale: bool = False
     head: str = ""  # the last commit pushed
     tip: str = ""  # the last commit made, pushed or not: the next one's first parent
@@ -59,7 +62,7 @@ class Publisher:
         if not self.tip or self.tip == self.head or (
                 not self.head and self.tip == await revision(self.root, self._tracking)):
             return Push.NOTHING
-        done = await git(self.root, "push", "--porcelain", "origin",
+        done = await git(self.root, "push", "--porcelain", self.remote,
                          f"{self.tip}:refs/heads/{self.branch}", check=False)
         if done.ok:
             self.head, self.error = self.tip, ""

@@ -197,6 +197,11 @@ def overrides(listing: list[tuple[str, str, str]], network: bool) -> dict[str, s
     trusted = [(k.lower(), v) for scope, k, v in listing
                if network and scope in _TRUSTED_SCOPES]
     planted = {k.lower() for scope, k, _ in listing if scope not in _TRUSTED_SCOPES}
+    rewrites = sorted(k for k in planted if k.startswith("url.")
+                      and k.endswith((".insteadof", ".pushinsteadof")))
+    if network and rewrites:  # a URL rule in the repository's config: the work would go there
+        raise GitError(f"the repository's own config rewrites remote URLs ({rewrites[0]}): "
+                       "refused")
     for key in _CREDENTIALS:
         own = [v for k, v in trusted if k == key.lower()]
         if key == "credential.helper":

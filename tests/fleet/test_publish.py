@@ -284,3 +284,25 @@ def test_no_program_the_agent_configured_in_the_checkout_runs(
     assert asyncio.run(Publisher(root, BRANCH).publish("iteration 1")) is Push.PUSHED
     assert not markers.exists() or sorted(p.name for p in markers.iterdir()) == []
     assert _git(remote, "cat-file", "-s", f"{BRANCH}:work.txt") == "6"  # b"done\r\n" as is
+
+
+def test_the_work_goes_to_the_jobs_url_whatever_the_checkout_says(
+        tmp_path: Path, remote: Path) -> None:
+    """The agent may rewrite the checkout's `remote.origin.url`, or add a `url.*.insteadOf`,
+    to send the code elsewhere: the push goes to the job's own URL, and a URL rule in the
+    checkout's config refuses the push (found while doing issue 27)."""
+    job = _job(remote)
+    root = asyncio.run(prepare(job, tmp_path / "data"))
+    elsewhere = tmp_path / "elsewhere.git"
+    _git(tmp_path, "init", "-q", "--bare", "-b", "main", str(elsewhere))
+    _git(root, "config", "remote.origin.url", str(elsewhere))
+    publisher = Publisher(root, BRANCH, job.git)
+    (root / "work.txt").write_text("done\n")
+    assert asyncio.run(publisher.publish("iteration 1")) is Push.PUSHED
+    assert publisher.head == _head(remote)
+    assert _git(elsewhere, "for-each-ref") == ""
+    _git(root, "config", f"url.{elsewhere}.insteadOf", str(remote))
+    (root / "more.txt").write_text("more\n")
+    assert asyncio.run(publisher.publish("iteration 2")) is Push.FAILED
+    assert "rewrites remote URLs" in publisher.error
+    assert _git(elsewhere, "for-each-ref") == ""
