@@ -289,6 +289,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = ["fleet"]
     if args[:1] == ["fleet"]:
         return _exit_now(_guarded(lambda _known: _fleet(args[1:])))
+    if args[:1] == ["watch"]:
+        from aidd.watch.command import main as watch_main  # lazy: only `aidd watch` needs it
+
+        return _guarded(lambda _known: watch_main(args[1:]))
     return _guarded(lambda known: _run_aidd(args, known))
 
 

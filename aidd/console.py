@@ -179,6 +179,15 @@ def print_out(text: str) -> None:
         raise AiddError(f"cannot write to standard output ({why})") from None
 
 
+def screen(text: str) -> None:
+    """A full-screen view's frame (`aidd watch`), escape sequences and all: its caller built
+    it from lines each filtered by `shown`. A terminal that cannot take it is let go: the view
+    is redrawn in a moment, or its user has left."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+
 def print_err(text: str, style: str = "", color: Callable[[bool], bool] = bool) -> None:
     """A line for the user on standard error (`aidd: error: ...`, a warning of a one-shot),
     in `style` where `color` says so for a terminal (or not); a standard error that cannot take
