@@ -14,7 +14,7 @@ from aidd.fsio import open_read
 from aidd.logs.cleaning import clean_bytes
 
 CHUNK = 8 << 20  # bytes read per poll: a bigger backlog is taken over the next polls
-LINE_LIMIT = 1 << 20  # a line still unfinished past this is planted or torn: it is dropped
+LINE_LIMIT = 1 << 20  # a longer line is planted (aidd's are under a few KiB): no event
 TAIL_BYTES = 16 << 10  # how far back from a log's end its last lines are looked for
 # Stands for a dropped overlong line until its newline comes: no JSON starts with it, so the
 # whole line is then no event.
@@ -50,6 +50,7 @@ class EventsFollower:
         lines = (self._partial + chunk).split(b"\n")
         last = lines.pop()  # unfinished until its newline comes
         self._partial = last if len(last) <= LINE_LIMIT else _DROPPED
+        lines = [line for line in lines if len(line) <= LINE_LIMIT]
         try:  # one decode for the chunk (events.event_lines: a third of the time)
             return b"\n".join(lines).decode("utf-8").split("\n") if lines else []
         except UnicodeDecodeError:

@@ -16,7 +16,7 @@ RECENT = 8  # events kept for the "recent" list
 _NOTABLE = frozenset({
     "phase_start", "nudge", "kill", "children_reaped", "iteration_end", "rate_limit_sleep",
     "pace", "budget_exhausted", "stop_requested", "stop", "completion", "checkpoint_failed",
-    "gate", "gate_passes", "stuck", "warning", "notify_failed", "signal", "run_end"})
+    "gate", "gate_passes", "stuck", "warning", "notify_failed", "signal", "run_end", "checkpoint"})
 
 
 def text(value: Any) -> str:
@@ -169,7 +169,8 @@ def _line(name: str, event: dict[str, Any]) -> str:
     """One recent event as the list shows it: its time of day, name and a few fields."""
     stamp = moment(event.get("ts"))
     when = stamp.strftime("%H:%M:%S") if stamp else "--:--:--"
-    keys = ("number", "reason", "result", "state", "name", "ok", "message", "seconds")
+    keys = ("number", "label", "reason", "result", "exit_code", "state", "name", "ok", "message",
+            "seconds")
     details = " ".join(f"{k}={_short(event[k])}" for k in keys if k in event)
     return f"{when} {name} {details}".rstrip()
 

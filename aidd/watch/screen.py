@@ -15,11 +15,13 @@ _BOLD, _RESET = "\x1b[1m", "\x1b[0m"
 def lines(view: View, width: int, height: int) -> list[str]:
     """The screen, `height` lines at most, each at most `width` characters (no styling)."""
     top = [*_header(view), *_attempt(view), *_progress(view, width)]
-    room = max(0, height - len(top) - 4 - len(view.tracker.recent) // 2)
+    free = max(0, height - len(top) - 3)  # two rules and the footer
+    recent = list(view.tracker.recent)[-min(len(view.tracker.recent), free // 2):] if free else []
+    room = free - len(recent)
     body = [*top, "── agent output " + "─" * max(0, width - 16),
-            *(f"  {shown(line, one_line=True)}" for line in view.output[-room:]),
+            *(f"  {shown(line, one_line=True)}" for line in view.output[-room:] if room),
             "── recent events " + "─" * max(0, width - 17),
-            *(f"  {shown(line, one_line=True)}" for line in view.tracker.recent)]
+            *(f"  {shown(line, one_line=True)}" for line in recent)]
     footer = shown(view.message, one_line=True) or "q quit · s stop the run · r morning report"
     body = [*body[:max(0, height - 1)], footer]
     return [_cut(line, width) for line in body]
