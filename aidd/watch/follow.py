@@ -31,6 +31,7 @@ class EventsFollower:
         self._offset = 0
         self._partial = b""
         self._identity: tuple[int, int] | None = None
+        self.behind = False  # the last poll stopped at CHUNK: more is there already
 
     def poll(self) -> list[dict[str, Any]]:
         try:
@@ -44,6 +45,7 @@ class EventsFollower:
         except OSError:  # not there yet, or refused (a link out, a FIFO): nothing to show
             return []
         self._offset += len(chunk)
+        self.behind = len(chunk) == CHUNK
         return [event for line in self._lines(chunk) if (event := parse_event(line))]
 
     def _lines(self, chunk: bytes) -> list[str] | list[bytes]:

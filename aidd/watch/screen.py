@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from aidd.console import shown
-from aidd.watch.model import View
+from aidd.watch.model import View, event_line
 
 BAR = 30  # characters of the features bar at 80 columns
 _BOLD, _RESET = "\x1b[1m", "\x1b[0m"
@@ -21,7 +21,7 @@ def lines(view: View, width: int, height: int) -> list[str]:
     body = [*top, "── agent output " + "─" * max(0, width - 16),
             *(f"  {shown(line, one_line=True)}" for line in view.output[-room:] if room),
             "── recent events " + "─" * max(0, width - 17),
-            *(f"  {shown(line, one_line=True)}" for line in recent)]
+            *(f"  {shown(event_line(event), one_line=True)}" for event in recent)]
     footer = shown(view.message, one_line=True) or "q quit · s stop the run · r morning report"
     body = [*body[:max(0, height - 1)], footer]
     return [_cut(line, width) for line in body]
