@@ -163,7 +163,7 @@ def _build_command() -> click.Command:
         help="Run an AI coding-agent CLI unattended, in loops, on one project.",
         epilog="Many projects at once, on Temporal: aidd fleet --help (pip install "
                "'aidd[fleet]'). Exit codes: aidd --help-exit-codes. Effective settings and "
-               "where each came from: aidd --show-config.",
+               "where each came from: aidd --show-config. A live view of a run: aidd watch.",
     )(callback)
 
 

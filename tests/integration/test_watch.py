@@ -81,8 +81,8 @@ def test_watch_follows_a_run_and_s_stops_it(
         assert not (project / ".automaker" / ".stop").exists()
         tmux.keys("y")
         assert run.wait(timeout=30) == 6, console(tmp_path)
-        screen = _wait_screen(tmux, "exit 6", 10)
-        assert "ended: stopped" in screen, screen
+        screen = _wait_screen(tmux, "ended: stopped, exit 6", 10)
+        assert "run_end reason=stopped exit_code=6" in screen, screen
         tmux.keys("q")
         wait_for(lambda: "aidd watch" not in tmux.screen(), 10, "the watch to quit")
 
