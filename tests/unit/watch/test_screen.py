@@ -142,3 +142,24 @@ def test_a_huge_line_arriving_in_pieces_is_dropped_whole(
     follower = EventsFollower(paths.root, paths.events)
     seen = [e["event"] for _ in range(60) for e in follower.poll()]
     assert seen == ["run_start", "kill"]
+
+
+def test_a_pause_liveness_nudges_and_the_gate_show_while_the_run_goes(tmp_path: Path) -> None:
+    run = {"v": 1, "run": "r", "ts": "2026-11-27T08:30:00.000Z"}
+    events = [
+        {**run, "event": "run_start", "cli": "claude-code", "limits": {"max_iterations": 9}},
+        {**run, "event": "iteration_start", "number": 4, "index": 3, "phase": "main",
+         "kind": "coding", "log": ".automaker/iterations/004.log"},
+        {**run, "event": "nudge"}, {**run, "event": "nudge"},
+        {**run, "event": "liveness", "state": "hung", "why": "no CPU, no files"},
+        {**run, "event": "gate", "name": "pytest", "ok": False, "new_failures": 2},
+        {**run, "event": "rate_limit_sleep", "until": "2026-11-27T08:38:00.000Z"},
+    ]
+    paths = _project(tmp_path, "".join(json.dumps(e) + "\n" for e in events))
+    view = Source(paths).view(NOW, 0.0)
+    text = _screen(View(view.tracker, NOW, view.features, (), 42.0, running=True))
+    assert "aidd watch · running" in text
+    assert "iteration 3 of 9 (log 004) · main · coding" in text
+    assert "hung · last output 42s ago · nudges 2 · no CPU, no files" in text
+    assert "paused (rate limit): 1m30s left" in text
+    assert "gate: pytest: 2 new failure(s)" in text
