@@ -74,7 +74,7 @@ def log_tail(root: Path, path: Path, count: int) -> Tail:
             info = os.fstat(file.fileno())
             file.seek(max(0, info.st_size - TAIL_BYTES))
             data = file.read(TAIL_BYTES)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in a path an event gave
         return Tail([], None)
     lines = clean_bytes(data).decode("utf-8", "replace").split("\n")
     if info.st_size > TAIL_BYTES:

@@ -163,3 +163,13 @@ def test_a_pause_liveness_nudges_and_the_gate_show_while_the_run_goes(tmp_path: 
     assert "hung · last output 42s ago · nudges 2 · no CPU, no files" in text
     assert "paused (rate limit): 1m30s left" in text
     assert "gate: pytest: 2 new failure(s)" in text
+
+
+def test_a_log_path_no_file_can_have_is_no_crash(tmp_path: Path) -> None:
+    """A NUL in a forged event's log path made os.open raise ValueError, not OSError."""
+    start = {"event": "run_start", "run": "r"}
+    forged = {"event": "iteration_start", "run": "r", "number": 1, "log": "iterations/\u0000.log"}
+    paths = _project(tmp_path, f"{json.dumps(start)}\n{json.dumps(forged)}\n")
+    view = Source(paths).view(NOW, 0.0)
+    assert view.output == ()
+    assert view.quiet_s is None
