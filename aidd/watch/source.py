@@ -50,6 +50,11 @@ class Source:
         return View(self.tracker, now, self._features, tuple(tail.lines if tail else ()),
                     quiet, self._running, message)
 
+    @property
+    def running(self) -> bool:
+        """An aidd held the project's lock at the last look (every LOCK_S)."""
+        return self._running
+
     def _follow(self) -> bool:
         """Feed the new events; True when one may have changed the feature files."""
         changed = False

@@ -84,6 +84,8 @@ class Keys:
             request_stop(paths.root, paths.stop, self._clock.now())
         except OSError as exc:
             return f"could not write {paths.rel(paths.stop)}: {exc}"
+        if not self._source.running:  # written all the same, as `aidd --stop` does
+            return f"stop requested ({paths.rel(paths.stop)}); no aidd is running on it now"
         return "stop requested: the run stops after its current attempt (exit 6)"
 
     def _report(self) -> str:

@@ -31,7 +31,7 @@ def test_s_asks_first_and_only_y_writes_stop(tmp_path: Path) -> None:
     keys.press("s")
     keys.press("y")
     assert paths.stop.is_file()
-    assert "stop requested" in keys.message
+    assert "no aidd is running" in keys.message  # no lock here: said, and written all the same
     assert not keys.done
 
 
