@@ -163,7 +163,7 @@ def _build_command() -> click.Command:
         help="Run an AI coding-agent CLI unattended, in loops, on one project.",
         epilog="Many projects at once, on Temporal: aidd fleet --help (pip install "
                "'aidd[fleet]'). Exit codes: aidd --help-exit-codes. Effective settings and "
-               "where each came from: aidd --show-config.",
+               "where each came from: aidd --show-config. A live view of a run: aidd watch.",
     )(callback)
 
 
@@ -289,6 +289,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = ["fleet"]
     if args[:1] == ["fleet"]:
         return _exit_now(_guarded(lambda _known: _fleet(args[1:])))
+    if args[:1] == ["watch"]:
+        from aidd.watch.command import main as watch_main  # lazy: only `aidd watch` needs it
+
+        return _guarded(lambda _known: watch_main(args[1:]))
     return _guarded(lambda known: _run_aidd(args, known))
 
 

@@ -28,6 +28,8 @@ from aidd.fsio import write_crash_file
 
 CAPACITY = 4 << 20  # bytes waiting for a slow terminal before output is dropped
 CLOSE_WAIT_S = 2.0  # at exit, how long a stalled terminal may hold aidd up
+STATUS_S = 1.0  # how often a kept status line is drawn again
+_ERASE = b"\r\x1b[K"  # back to the line's start, cleared: where the status line was
 
 
 class Console:
@@ -51,6 +53,13 @@ class Console:
         self._closed = False
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
+        self.terminal = terminal
+        # `--console compact` (issue 30): after the first attempt's banner, one header line
+        # per attempt (logs/transcript), and a status line kept at the bottom of a terminal.
+        self.compact = False
+        self.banner_shown = False
+        self._status_of: Callable[[], str] | None = None
+        self._status_shown = False
         if self._fd is not None:
             with contextlib.suppress(OSError, ValueError):
                 self._stream.flush()  # what was written before us comes first
@@ -65,6 +74,8 @@ class Console:
             self._write_direct(data)
             return
         with self._wake:
+            if self._status_of is not None:
+                data = self._around_status(data)
             if len(self._pending) + len(data) > self._capacity:
                 self._dropped += len(data)
                 return
@@ -82,11 +93,42 @@ class Console:
             text = f"{_STYLES[style]}{text}\x1b[0m"
         self.write(text.encode("utf-8", "replace") + b"\n")
 
+    def keep_status(self, text: Callable[[], str]) -> None:
+        """One status line at the bottom of a terminal (`--console compact`): `text()` drawn
+        after each write that ends a line, erased before the next, redrawn each second; cut to
+        the terminal's width (a wrapped line could not be erased). Nothing on a non-terminal."""
+        if self.terminal and self._fd is not None:
+            with self._wake:
+                self._status_of = text
+                self._wake.notify()
+
+    def _around_status(self, data: bytes) -> bytes:
+        lead = _ERASE if self._status_shown else b""
+        self._status_shown = data.endswith(b"\n")
+        return lead + data + (self._status() if self._status_shown else b"")
+
+    def _status(self) -> bytes:
+        status_of = self._status_of
+        if status_of is None or self._fd is None:
+            return b""
+        try:  # a terminal that says 0 columns (a bare pty) is taken as 80
+            width = os.get_terminal_size(self._fd).columns or 80
+        except OSError:
+            width = 80
+        try:
+            text = shown(status_of(), one_line=True)
+        except Exception:  # a status that fails is no status, never a stopped run
+            text = ""
+        return text[:max(0, width - 1)].encode("utf-8", "replace")
+
     def close(self, wait_s: float = CLOSE_WAIT_S) -> None:
         """Let the writer finish what is queued, waiting at most `wait_s` for the terminal."""
         if self._thread is None:
             return
         with self._wake:
+            if self._status_shown:
+                self._pending += _ERASE
+            self._status_of, self._status_shown = None, False
             if self._dropped:
                 self._pending += _dropped_note(self._dropped)
                 self._dropped = 0
@@ -106,7 +148,10 @@ class Console:
         while True:
             with self._wake:
                 while not self._pending and not self._closed:
-                    self._wake.wait()
+                    if self._status_of is None:
+                        self._wake.wait()
+                    elif not self._wake.wait(STATUS_S) and self._status_shown:
+                        self._pending += _ERASE + self._status()  # the elapsed time moves
                 if not self._pending:
                     return
                 chunk = bytes(self._pending)
@@ -177,6 +222,15 @@ def print_out(text: str) -> None:
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115, PTH123 - a sink for exit
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         raise AiddError(f"cannot write to standard output ({why})") from None
+
+
+def screen(text: str) -> None:
+    """A full-screen view's frame (`aidd watch`), escape sequences and all: its caller built
+    it from lines each filtered by `shown`. A terminal that cannot take it is let go: the view
+    is redrawn in a moment, or its user has left."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.write(text)
+        sys.stdout.flush()
 
 
 def print_err(text: str, style: str = "", color: Callable[[bool], bool] = bool) -> None:

@@ -169,6 +169,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("color", Kind.CHOICE, "auto", _G, "colour on the console: auto (on a terminal, unless "
            "NO_COLOR is set), always or never", choices=("auto", "always", "never"),
            metavar="auto|always|never"),
+    Option("console", Kind.CHOICE, "bash", _G, "the run's console: bash (the banner before "
+           "every attempt, as the bash script) or compact (the banner once, one line per "
+           "attempt, and a status line kept at the bottom of a terminal)",
+           choices=("bash", "compact"), metavar="bash|compact"),
 )
 BY_NAME = {opt.name: opt for opt in OPTIONS}
 

@@ -108,6 +108,7 @@ class Settings:
     no_clean: bool
     extract_structured: bool
     color: str  # auto, always or never (with NO_COLOR honoured by auto)
+    console: str  # bash or compact (issue 30)
     actions: Actions = field(default_factory=Actions)
     config_sources: tuple[str, ...] = ()
     config_problems: tuple[ConfigProblem, ...] = ()  # only when loaded leniently (--doctor)

@@ -65,14 +65,28 @@ class Transcript:
         """Header and trailer lines: `[aidd] text`."""
         self._aidd_lines("[aidd] ", text, style="bold" if text.startswith("---") else "")
 
-    def _aidd_lines(self, prefix: str, text: str, style: str) -> None:
+    def header(self, lines: list[str], summary: str) -> None:
+        """The attempt's header: whole in the log; on the console too, except on a compact one
+        (`--console compact`) after the run's first (its banner): there, `summary` alone."""
+        brief = self._console.compact and self._console.banner_shown
+        self._console.banner_shown = True
+        for line in lines:
+            self._aidd_lines("[aidd] ", line, style="", echo=not brief)
+        if brief:
+            self._aidd_lines("[aidd] ", summary, style="bold", log=False)
+
+    def _aidd_lines(self, prefix: str, text: str, style: str, *, echo: bool = True,
+                    log: bool = True) -> None:
         """Every line gets the prefix, so dropping the prefixed lines (LOG-4) recovers the agent's
         bytes exactly."""
         lines = [prefix + part for part in (text.splitlines() or [""])]
         with self._lock:
-            lead = b"" if self._log_at_line_start else b"\n"
-            self._write(lead + "".join(f"{ln}\n" for ln in lines).encode("utf-8", "replace"))
-            self._log_at_line_start = True
+            if log:
+                lead = b"" if self._log_at_line_start else b"\n"
+                self._write(lead + "".join(f"{ln}\n" for ln in lines).encode("utf-8", "replace"))
+                self._log_at_line_start = True
+            if not echo:
+                return
             if not self._console_at_line_start:
                 self._console.write(b"\n")
                 self._console_at_line_start = True

@@ -114,6 +114,14 @@ def header_lines(plan: RunPlan, phase: Phase, state: PhaseState, number: int,
     return lines
 
 
+def header_summary(plan: RunPlan, state: PhaseState, number: int, selection: Selection,
+                   model: str | None) -> str:
+    """The header in one line, for a compact console after the run's banner (issue 30)."""
+    of = f" of {plan.settings.max_iterations}" if plan.settings.max_iterations is not None else ""
+    return (f"--- iteration {state.index}{of} (log {number:03d}) · {selection.kind.value} "
+            f"({selection.reason}) · {model or 'CLI default'} ---")
+
+
 def trailer_lines(plan: RunPlan, state: PhaseState, number: int, outcome: SessionOutcome,
                   cost: Cost, now: datetime) -> list[str]:
     lines = [

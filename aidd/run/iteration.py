@@ -24,7 +24,7 @@ from aidd.prompts.select import CascadeState, PromptKind, Selection, choose_mode
 from aidd.reports.status import refresh_status_file
 from aidd.run import nowork
 from aidd.run.checkpointing import Checkpointer
-from aidd.run.header import header_lines, trailer_lines
+from aidd.run.header import header_lines, header_summary, trailer_lines
 from aidd.run.journal import Journal
 from aidd.run.phases import Phase, PhaseKind, PhaseState
 from aidd.run.preflight import RunPlan
@@ -81,9 +81,9 @@ class IterationRunner:
         selection = select_prompt(self._cascade(state, completion_review))
         model = choose_model(selection.model_role, plan.models)
         log = journal.open_log(plan.paths.log(number))
-        for line in header_lines(plan, state.phase, state, number, selection, model,
-                                 self.clock.now()):
-            log.plain(line)
+        log.header(header_lines(plan, state.phase, state, number, selection, model,
+                                self.clock.now()),
+                   header_summary(plan, state, number, selection, model))
         for message in sync_messages:
             log.message(message.text, message.level)
         self._prepare(state, selection)

@@ -28,6 +28,7 @@ from aidd.run.lifecycle import Lifecycle
 from aidd.run.outcomes import COMPLETED, DONE, Counters, EndReason, RunEnd
 from aidd.run.phases import Phase, PhaseEnd, PhaseKind, PhaseState
 from aidd.run.preflight import RunPlan
+from aidd.run.statusline import StatusLine
 from aidd.session.orphans import sweep_run
 from aidd.session.outcome import Outcome
 from aidd.session.runner import run_attempt
@@ -44,6 +45,8 @@ class Supervisor:
                           root=plan.paths.root, clock=clock)
         self.journal = Journal(console or Console(color=plan.settings.colored), events, clock,
                                plan.paths.root)
+        if plan.settings.console == "compact":
+            StatusLine(plan, clock).attach(self.journal)
         self.life = Lifecycle(plan, self.journal, clock)
         self.budget = BudgetKeeper(plan, self.journal, clock)
         self.life.deadline_s = self.budget.deadline_s

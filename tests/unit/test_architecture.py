@@ -31,6 +31,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("aidd.doctor",),
     ("aidd.run",),
     ("aidd.app",),
+    ("aidd.watch",),  # `aidd watch`: only cli imports it (docs/watch.md)
     ("aidd.fleet",),  # the optional extra: only cli imports it (docs/fleet.md)
     ("aidd.cli", "aidd.__main__"),
 )

@@ -1,0 +1,1 @@
+"""`aidd watch`: a read-only, full-screen view of a project's run (issue 30, docs/watch.md)."""

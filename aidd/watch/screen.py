@@ -1,0 +1,110 @@
+"""A `View` as the lines of one screen: pure, plain text cut to the terminal's width, every
+project string through the console's control-character filter (console.shown)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from aidd.console import shown
+from aidd.watch.model import View, event_line
+
+BAR = 30  # characters of the features bar at 80 columns
+_BOLD, _RESET = "\x1b[1m", "\x1b[0m"
+
+
+def lines(view: View, width: int, height: int) -> list[str]:
+    """The screen, `height` lines at most, each at most `width` characters (no styling)."""
+    top = [*_header(view), *_attempt(view), *_progress(view, width)]
+    free = max(0, height - len(top) - 3)  # two rules and the footer
+    recent = list(view.tracker.recent)[-min(len(view.tracker.recent), free // 2):] if free else []
+    room = free - len(recent)
+    body = [*top, "── agent output " + "─" * max(0, width - 16),
+            *(f"  {shown(line, one_line=True)}" for line in view.output[-room:] if room),
+            "── recent events " + "─" * max(0, width - 17),
+            *(f"  {shown(event_line(event), one_line=True)}" for event in recent)]
+    footer = shown(view.message, one_line=True) or "q quit · s stop the run · r morning report"
+    body = [*body[:max(0, height - 1)], footer]
+    return [_cut(line, width) for line in body]
+
+
+def frame(view: View, width: int, height: int, color: bool) -> str:
+    """The whole screen as the terminal takes it: home, each line cleared to its end."""
+    rows = lines(view, width, height)
+    if color and rows:
+        rows[0] = f"{_BOLD}{rows[0]}{_RESET}"
+    return "\x1b[H" + "\x1b[K\r\n".join(rows) + "\x1b[K\x1b[J"
+
+
+def _header(view: View) -> list[str]:
+    t = view.tracker
+    if not t.run_id:
+        return ["aidd watch: no run in .automaker/events.jsonl yet (waiting for one)"]
+    state = "running" if view.running and t.ended is None else _ended(view)
+    elapsed = _duration(((t.ended or view.now) - t.started).total_seconds()) if t.started else "?"
+    return [_one(f"aidd watch · {state} · {t.project}"),
+            _one(f"run {t.run_id} on {t.host} · {t.cli} {t.model or '(default model)'} · "
+                 f"elapsed {elapsed}")]
+
+
+def _ended(view: View) -> str:
+    t = view.tracker
+    if t.ended is None:
+        return "ended (no aidd holds the lock; the run left no run_end)"
+    code = "?" if t.exit_code is None else t.exit_code
+    return f"ended: {t.end_reason or '?'}, exit {code}"
+
+
+def _attempt(view: View) -> list[str]:
+    a = view.tracker.attempt
+    if a.number is None:
+        return ["no attempt yet"]
+    of = "∞" if a.of is None else a.of
+    where = f"iteration {a.index or '?'} of {of} (log {a.number:03d}) · {a.phase} · {a.kind}"
+    if a.ended:
+        life = "attempt finished"
+    else:
+        quiet = "?" if view.quiet_s is None else f"{view.quiet_s:.0f}s"
+        life = (f"{a.liveness or 'active'} · last output {quiet} ago · nudges {a.nudges}"
+                f"{' · ' + a.why if a.why else ''}")
+    feature = f"feature: {view.features.working}" if view.features.working else "feature: -"
+    return [_one(where + (f" · model {a.model}" if a.model else "")), _one(life), _one(feature)]
+
+
+def _progress(view: View, width: int) -> list[str]:
+    t, f = view.tracker, view.features
+    size = max(10, min(BAR, width - 50))
+    filled = size * f.done // f.total if f.total else 0
+    counts = ", ".join(f"{n} {state}" for state, n in f.by_state)
+    wall = t.budgets.get("max_wall_time")
+    out = [f"features {f.done}/{f.total} [{'#' * filled}{'.' * (size - filled)}] {counts}",
+           f"attempts {t.attempts} · tokens {t.tokens:,}{_of(t.budgets, 'max_tokens', ',.0f')}"
+           f" · cost ${t.cost_usd:.2f}{_of(t.budgets, 'max_cost_usd', '.2f', '$')}"
+           + (f" · wall limit {_duration(wall)}" if wall else "")]
+    if t.pause_until is not None and t.pause_until > view.now and t.ended is None:
+        left = _duration((t.pause_until - view.now).total_seconds())
+        out.append(f"paused ({t.pause_why}): {left} left, until {_clock(t.pause_until)}")
+    out.append(_one(f"gate: {t.gate or 'no verdict yet'}"))
+    return out
+
+
+def _of(budgets: dict[str, float], key: str, spec: str, unit: str = "") -> str:
+    return f" of {unit}{budgets[key]:{spec}}" if key in budgets else ""
+
+
+def _duration(seconds: float) -> str:
+    whole = max(0, int(seconds))
+    hours, rest = divmod(whole, 3600)
+    minutes = f"{rest // 60:02d}m" if hours else f"{rest // 60}m"
+    return f"{hours}h{minutes}{rest % 60:02d}s" if hours else f"{minutes}{rest % 60:02d}s"
+
+
+def _clock(moment: datetime) -> str:
+    return moment.astimezone().strftime("%H:%M:%S")
+
+
+def _one(line: str) -> str:
+    return shown(line, one_line=True)
+
+
+def _cut(line: str, width: int) -> str:
+    return line if len(line) <= width else line[:max(0, width - 1)] + "…"
