@@ -72,6 +72,7 @@ class Tracker:
     attempts: int = 0
     tokens: int = 0
     cost_usd: float = 0.0
+    unknown_cost: int = 0  # attempts whose cost is unknown (no figure, no price)
     pause_until: datetime | None = None
     pause_why: str = ""
     gate: str = ""
@@ -134,7 +135,10 @@ def _iteration_end(tracker: Tracker, event: dict[str, Any]) -> None:
     tokens = event.get("tokens")
     if isinstance(tokens, dict):
         tracker.tokens += sum(numbers.count(tokens.get(k)) or 0 for k in ("input", "output"))
-    tracker.cost_usd += numbers.money(event.get("cost_usd")) or 0.0
+    cost = numbers.money(event.get("cost_usd"))
+    if cost is None:
+        tracker.unknown_cost += 1
+    tracker.cost_usd += cost or 0.0
 
 
 def _liveness(tracker: Tracker, event: dict[str, Any]) -> None:

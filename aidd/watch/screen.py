@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from aidd.console import shown
-from aidd.watch.model import View, event_line
+from aidd.watch.model import Tracker, View, event_line
 
 BAR = 30  # characters of the features bar at 80 columns
 _BOLD, _RESET = "\x1b[1m", "\x1b[0m"
@@ -78,7 +78,7 @@ def _progress(view: View, width: int) -> list[str]:
     wall = t.budgets.get("max_wall_time")
     out = [f"features {f.done}/{f.total} [{'#' * filled}{'.' * (size - filled)}] {counts}",
            f"attempts {t.attempts} · tokens {t.tokens:,}{_of(t.budgets, 'max_tokens', ',.0f')}"
-           f" · cost ${t.cost_usd:.2f}{_of(t.budgets, 'max_cost_usd', '.2f', '$')}"
+           f" · cost {_cost(t)}{_of(t.budgets, 'max_cost_usd', '.2f', '$')}"
            + (f" · wall limit {_duration(wall)}" if wall else "")]
     if t.pause_until is not None and t.pause_until > view.now and t.ended is None:
         left = _duration((t.pause_until - view.now).total_seconds())
@@ -108,3 +108,12 @@ def _one(line: str) -> str:
 
 def _cut(line: str, width: int) -> str:
     return line if len(line) <= width else line[:max(0, width - 1)] + "…"
+
+
+def _cost(t: Tracker) -> str:
+    """As the morning report says it: never $0.00 for a cost nobody knows (issue 28)."""
+    if not t.unknown_cost:
+        return f"${t.cost_usd:.2f}"
+    if t.unknown_cost >= t.attempts:
+        return "unknown"
+    return f"≥ ${t.cost_usd:.2f}, some unknown"

@@ -173,3 +173,16 @@ def test_a_log_path_no_file_can_have_is_no_crash(tmp_path: Path) -> None:
     view = Source(paths).view(NOW, 0.0)
     assert view.output == ()
     assert view.quiet_s is None
+
+
+def test_a_cost_nobody_knows_is_unknown_never_zero() -> None:
+    """As the morning report says it (issue 28): unknown, or at least the known sum."""
+    from aidd.watch.model import Tracker
+    from aidd.watch.screen import _cost
+
+    tracker = Tracker()
+    tracker.feed({"event": "run_start", "run": "r"})
+    tracker.feed({"event": "iteration_end", "run": "r", "cost_usd": None})
+    assert _cost(tracker) == "unknown"
+    tracker.feed({"event": "iteration_end", "run": "r", "cost_usd": 0.5})
+    assert _cost(tracker) == "≥ $0.50, some unknown"
