@@ -70,9 +70,11 @@ def count_features(valid: list[Feature], invalid: int) -> FeatureCounts:
     return FeatureCounts(
         total=len(valid),
         done=states[WorkState.DONE],
-        failing=len(valid) - states[WorkState.DONE] - states[WorkState.REVIEW],
+        failing=len(valid) - states[WorkState.DONE] - states[WorkState.REVIEW]
+        - states[WorkState.WAITING],
         in_progress=states[WorkState.ACTIVE],
         waiting_approval=states[WorkState.REVIEW],
+        waiting_person=states[WorkState.WAITING],
         open=states[WorkState.OPEN],
         closed=sum(1 for f in valid if f.status == "completed"),
         invalid=invalid,

@@ -91,8 +91,11 @@ def _parsed(data: object) -> FeatureFile:
 def test_the_typed_feature_and_its_state() -> None:
     f = _parsed(valid("x", status="in_progress", passes=True, priority=2)).feature
     assert f is not None
-    assert (f.status, f.passes, f.priority, f.state) == ("in_progress", True, 2, WorkState.DONE)
-    assert f.done
+    assert (f.status, f.passes, f.priority, f.state) == ("in_progress", True, 2, WorkState.ACTIVE)
+    assert not f.done  # issue 31: the status wins over an old `passes`
+    assert _parsed(valid("x", passes=True)).feature.done  # type: ignore[union-attr]
+    assert _parsed(valid("x", status="running")).feature.state is WorkState.OPEN  # type: ignore[union-attr]
+    assert _parsed(valid("x", status="failed")).feature.state is WorkState.WAITING  # type: ignore[union-attr]
     assert _parsed(valid("x", status="")).feature.status is None  # type: ignore[union-attr]
     assert _parsed(valid("x", status="pipeline_qa")).feature.state is WorkState.ACTIVE  # type: ignore[union-attr]
     assert _parsed(valid("x", status="done")).feature.state is WorkState.OPEN  # type: ignore[union-attr]
