@@ -34,6 +34,9 @@ _ACTIONS = (
                "git, project, lock, config, copy lists, gate, liveness, endpoints), then exit"),
     ("allow", "approve the project's .automaker/aidd.yaml as it is now: the gate it declares "
               "runs from then on (an edited file needs approving again), then exit"),
+    ("migrate-features", "rewrite features an earlier aidd finished (passes: true with status "
+                         "in_progress or completed) to AutoMaker's done, verified, after a "
+                         "checkpoint, printing each, then exit"),
     ("show-config", "print each effective setting and where it came from (built-in, your "
                     "config, the project's, a variable, a flag; with --json: as JSON), then exit"),
     ("yes", "start without asking, also where aidd would ask first (no --project-dir given, "
