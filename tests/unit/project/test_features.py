@@ -227,3 +227,19 @@ def test_nested_features_are_strays(tmp_path: Path) -> None:
     assert [f.dir_name for f in load_features(paths)] == ["parent"]
     assert [os.path.relpath(p, paths.features) for p in stray_files(paths)] == [
         "feature.json", "group/sub/leaf/feature.json", "parent/child/feature.json"]
+
+
+def test_a_feature_with_automaker_s_inline_attachments_is_read(tmp_path: Path) -> None:
+    """Issue 31 item 8: AutoMaker inlines each text attachment (up to 1 MiB, image-utils.ts:24)
+    into feature.json; a 1.3 MB verified feature loads on its board and counts done here."""
+    paths = ProjectPaths(tmp_path)
+    attachment = {"id": "att-1", "path": "notes.txt", "filename": "notes.txt",
+                  "mimeType": "text/plain", "content": "x" * (1 << 20)}
+    data = valid("feature-1767687300000-big", status="verified",
+                 textFilePaths=[attachment, attachment | {"id": "att-2", "content": "y" * 300_000}])
+    write(paths, "feature-1767687300000-big", data)
+    (file,) = load_features(paths)
+    assert file.path.stat().st_size > 1_300_000
+    assert file.is_valid, file.messages()
+    assert file.feature is not None
+    assert file.feature.done
