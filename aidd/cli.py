@@ -10,6 +10,7 @@ import itertools
 import os
 import sys
 from collections.abc import Callable, MutableMapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import click
@@ -258,6 +259,41 @@ def _fleet(args: Sequence[str]) -> int:
     return fleet_main(args)
 
 
+def _feature(args: list[str]) -> int:
+    """`aidd feature set ID KEY=VALUE…` / `aidd feature done ID` (issue 31 item 7): one
+    feature.json changed by merging onto it as it is now (project/featureedit)."""
+    from aidd.clock import SystemClock
+    from aidd.project import featureedit
+    from aidd.project.paths import ProjectPaths
+
+    if not args or args[0] in ("-h", "--help"):
+        print_out(featureedit.USAGE)
+        return int(ExitCode.SUCCESS)
+    project, rest = _project_dir(args[1:])
+    if args[0] == "set" and rest:
+        changes = featureedit.parse_assignments(rest[1:])
+    elif args[0] == "done" and len(rest) == 1:
+        changes = featureedit.done_changes()
+    else:
+        raise UsageError(f"aidd feature: unexpected {shown(' '.join(args))}\n"
+                         f"{featureedit.USAGE.splitlines()[0]}")
+    done = featureedit.edit_feature(ProjectPaths(project), rest[0], changes,
+                                    SystemClock().now())
+    print_out(featureedit.describe(done))
+    return int(ExitCode.SUCCESS)
+
+
+def _project_dir(args: list[str]) -> tuple[Path, list[str]]:
+    """`--project-dir DIR` anywhere among `args`; else AIDD_PROJECT_DIR, which aidd sets for
+    its agent; else the working directory."""
+    if "--project-dir" not in args:
+        return Path(os.environ.get("AIDD_PROJECT_DIR") or Path.cwd()), args
+    at = args.index("--project-dir")
+    if at + 1 >= len(args):
+        raise UsageError("option '--project-dir' requires a value")
+    return Path(args[at + 1]), args[:at] + args[at + 2:]
+
+
 def _completing_fleet(environ: MutableMapping[str, str]) -> bool:
     """Shell completion (`_AIDD_COMPLETE`) past `aidd fleet`: the fleet's own Click group
     completes the rest, as if it were the whole command line."""
@@ -292,6 +328,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = ["fleet"]
     if args[:1] == ["fleet"]:
         return _exit_now(_guarded(lambda _known: _fleet(args[1:])))
+    if args[:1] == ["feature"]:
+        return _guarded(lambda _known: _feature(args[1:]))
     return _guarded(lambda known: _run_aidd(args, known))
 
 

@@ -18,6 +18,7 @@ _STRINGS = (
     "title", "status", "spec", "model", "error", "summary", "branchName", "startedAt",
     "createdAt", "updatedAt",
 )  # fmt: skip
+STRING_KEYS = _STRINGS  # featureedit keeps these text whatever they look like
 _ARRAYS = ("imagePaths", "textFilePaths", "descriptionHistory")
 _ENUMS: dict[str, tuple[str, ...]] = {
     "thinkingLevel": ("none", "low", "medium", "high", "ultrathink"),

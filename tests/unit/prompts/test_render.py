@@ -333,6 +333,7 @@ def test_prompts_teach_only_the_status_rule_and_millisecond_ids(project: Project
     if "## Feature files" in text:
         assert "`feature-<unix milliseconds>-<slug>`" in text
         assert "only when it has no status at all, `passes: true`" in text
+        assert "`aidd feature done <id>` once it is verified" in text  # issue 31 item 7
 
 
 def test_validate_never_approves_for_a_person(project: ProjectPaths) -> None:
