@@ -39,7 +39,7 @@ def parse_value(key: str, text: str) -> Any:
     if key in _TEXT_KEYS:
         return text
     try:
-        return json.loads(text)
+        return jsonfile.loads(text)
     except ValueError:
         return text
 
