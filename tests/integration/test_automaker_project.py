@@ -11,6 +11,7 @@ from tests.automaker import automaker_problems, copy_fixture, loader_reads
 from tests.conftest import FakeAgent
 from tests.featurefiles import feature
 from tests.integration.runs import LIMITS, OK, RunAidd
+from tests.integration.test_events_schema import validate_file
 
 
 def test_an_automaker_project_through_the_real_aidd(run_aidd: RunAidd, env: dict[str, str],
@@ -79,3 +80,30 @@ def test_migrate_features_rewrites_an_earlier_aidd_s_done(run_aidd: RunAidd,
     assert res.code == 0, res.out + res.err
     assert json.loads((features / "feature-1-a" / "feature.json").read_text()) == \
         before["feature-1-a"]
+
+
+def test_a_board_edit_the_agent_wrote_over_comes_back(run_aidd: RunAidd, env: dict[str, str],
+                                                      fake_agent: FakeAgent,
+                                                      project: Path) -> None:
+    """Issue 31 item 7: during the attempt the board edits a description; the agent then
+    writes its whole older copy back as done. aidd restores the description and says so."""
+    features = project / ".automaker" / "features"
+    copy_fixture(features)
+    (project / ".automaker" / "app_spec.txt").write_text("<project_specification/>\n")
+    name = "user-authentication"
+    rel = f".automaker/features/{name}/feature.json"
+    start = json.loads((features / name / "feature.json").read_text())
+    board = start | {"description": "Log in with email or a passkey."}
+    stale = start | {"status": "verified", "passes": True}
+    # The 2 s pause stands for the time between a board edit and the agent's write; the watcher
+    # reads a change within milliseconds (inotify), so the margin is wide.
+    fake_agent.script([{"write_file": rel, "text": json.dumps(board, indent=2)}, {"sleep": 2},
+                       {"write_file": rel, "text": json.dumps(stale, indent=2)}, *OK])
+    res = run_aidd("--project-dir", str(project), "--max-iterations", "1", *LIMITS, env=env)
+    assert res.code == 0, res.out + res.err
+    after = json.loads((features / name / "feature.json").read_text())
+    assert after == stale | {"description": board["description"]}
+    assert f"wrote over a board edit of {name}: restored description" in res.out + res.err
+    records = validate_file(project)  # every record as docs/events.md says
+    assert [(r["feature"], r["keys"]) for r in records if r["event"] == "feature_restored"] \
+        == [(name, ["description"])]
