@@ -38,7 +38,10 @@ class FileActivity:
         self.problem: str | None = None
 
     def start(self) -> None:
-        threading.Thread(target=self._watch, name="aidd-file-activity", daemon=True).start()
+        try:
+            threading.Thread(target=self._watch, name="aidd-file-activity", daemon=True).start()
+        except RuntimeError as exc:  # no thread left (a tight address-space limit)
+            self.problem = f"cannot watch the project's files: {exc}"
 
     def last_change(self) -> float | None:
         return self._last
@@ -98,8 +101,9 @@ class FileActivity:
                 events.FileCreatedEvent, events.FileModifiedEvent, events.FileDeletedEvent,
                 events.FileMovedEvent, events.FileClosedEvent, events.DirCreatedEvent,
                 events.DirDeletedEvent, events.DirMovedEvent])
-        except OSError as exc:  # e.g. the inotify watch limit on a huge tree
-            self.problem = f"cannot watch the project's files: {exc.strerror or exc}"
+        except (OSError, RuntimeError) as exc:  # the inotify watch limit; no thread left
+            self.problem = ("cannot watch the project's files: "
+                            f"{getattr(exc, 'strerror', None) or exc}")
             with contextlib.suppress(Exception):
                 observer.stop()
             return

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.automaker import automaker_problems, copy_fixture, loader_reads
 from tests.conftest import FakeAgent
 from tests.featurefiles import feature
@@ -82,9 +84,10 @@ def test_migrate_features_rewrites_an_earlier_aidd_s_done(run_aidd: RunAidd,
         before["feature-1-a"]
 
 
+@pytest.mark.parametrize("liveness", ["signals", "output"])  # the run's watch, or its own
 def test_a_board_edit_the_agent_wrote_over_comes_back(run_aidd: RunAidd, env: dict[str, str],
-                                                      fake_agent: FakeAgent,
-                                                      project: Path) -> None:
+                                                      fake_agent: FakeAgent, project: Path,
+                                                      liveness: str) -> None:
     """Issue 31 item 7: during the attempt the board edits a description; the agent then
     writes its whole older copy back as done. aidd restores the description and says so."""
     features = project / ".automaker" / "features"
@@ -99,7 +102,8 @@ def test_a_board_edit_the_agent_wrote_over_comes_back(run_aidd: RunAidd, env: di
     # reads a change within milliseconds (inotify), so the margin is wide.
     fake_agent.script([{"write_file": rel, "text": json.dumps(board, indent=2)}, {"sleep": 2},
                        {"write_file": rel, "text": json.dumps(stale, indent=2)}, *OK])
-    res = run_aidd("--project-dir", str(project), "--max-iterations", "1", *LIMITS, env=env)
+    res = run_aidd("--project-dir", str(project), "--max-iterations", "1", "--liveness",
+                   liveness, *LIMITS, env=env)
     assert res.code == 0, res.out + res.err
     after = json.loads((features / name / "feature.json").read_text())
     assert after == stale | {"description": board["description"]}
