@@ -28,10 +28,10 @@ _LOOKS = frozenset({"project-dir", "color"})
 _TAKES: dict[str, frozenset[str]] = {
     "status": _LOOKS | {"filter-by", "filter", "milestone", "feature"},
     **{name: _LOOKS for name in ("extract_batch", "check_features", "stop", "checkpoints",
-                                 "rollback", "report", "allow")},
+                                 "rollback", "report", "allow", "migrate_features")},
 }
 _ACTION_ORDER = ("extract_batch", "check_features", "status", "stop", "checkpoints", "rollback",
-                 "report", "doctor", "allow", "show_config")
+                 "report", "doctor", "allow", "migrate_features", "show_config")
 
 
 def run(settings: Settings) -> int:
@@ -43,7 +43,7 @@ def run(settings: Settings) -> int:
     clock = SystemClock()  # the one clock of this process: every time read and wait uses it
     try:
         if action is not None:
-            if action in ("stop", "extract_batch", "rollback"):  # they write into .automaker
+            if action in ("stop", "extract_batch", "rollback", "migrate_features"):  # they write
                 check_layout(paths)
             return _one_shot(action, settings, paths, feature_filter, clock)
         _confirm_unattended(settings, paths)
@@ -154,9 +154,11 @@ def _one_shot(action: str, settings: Settings, paths: ProjectPaths,
             paths, settings, clock)
     if not paths.root.is_dir():
         raise NotFoundError(f"project directory {paths.root} does not exist")
-    if action in ("rollback", "report", "allow", "checkpoints", "extract_batch"):
+    if action in ("rollback", "report", "allow", "checkpoints", "extract_batch",
+                  "migrate_features"):
         return {"rollback": _rollback, "report": _report, "allow": _allow,
-                "checkpoints": _checkpoints, "extract_batch": _extract_batch}[action](
+                "checkpoints": _checkpoints, "extract_batch": _extract_batch,
+                "migrate_features": _migrate_features}[action](
             paths, settings, clock)
     if action == "check_features":
         from aidd.reports.featurecheck import check_features
@@ -271,5 +273,30 @@ def _rollback(paths: ProjectPaths, settings: Settings, clock: Clock) -> int:
     lines += [f"  restored {path}" for path in done.restored]
     lines += [f"  removed  {path}" for path in done.removed]
     lines.append(f"to undo: {aidd_command(paths.root, '--rollback', done.saved)}")
+    print_out("\n".join(lines) + "\n")
+    return int(ExitCode.SUCCESS)
+
+
+def _migrate_features(paths: ProjectPaths, settings: Settings, clock: Clock) -> int:
+    """Refused while an aidd runs here: its agent may be writing the same files."""
+    from aidd.events import make_run_id
+    from aidd.project.checkpoints import CheckpointError, CheckpointStore
+    from aidd.project.migrate import migrate_features
+
+    pid = _running_pid(paths)
+    if pid is not None:
+        raise LockHeldError(f"an aidd (pid {pid}) is running on {paths.root}; stop it first")
+    store = CheckpointStore(paths.root, make_run_id(clock.now(), os.getpid()), settings.environ)
+    try:
+        done = migrate_features(paths, store)
+    except CheckpointError as exc:  # no checkpoint, no change
+        raise NotFoundError(f"--migrate-features: {exc}") from None
+    if done.saved is None:
+        print_out("no feature file says passes: true with in_progress or completed: "
+                  "nothing to migrate\n")
+        return int(ExitCode.SUCCESS)
+    lines = [f"  {m.name}: status {m.old_status} -> verified" for m in done.changed]
+    lines.append(f"migrated {len(done.changed)} feature file(s); to undo: "
+                 f"{aidd_command(paths.root, '--rollback', done.saved)}")
     print_out("\n".join(lines) + "\n")
     return int(ExitCode.SUCCESS)

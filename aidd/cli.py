@@ -10,6 +10,7 @@ import itertools
 import os
 import sys
 from collections.abc import Callable, MutableMapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import click
@@ -34,6 +35,9 @@ _ACTIONS = (
                "git, project, lock, config, copy lists, gate, liveness, endpoints), then exit"),
     ("allow", "approve the project's .automaker/aidd.yaml as it is now: the gate it declares "
               "runs from then on (an edited file needs approving again), then exit"),
+    ("migrate-features", "rewrite features an earlier aidd finished (passes: true with status "
+                         "in_progress or completed) to AutoMaker's done, verified, after a "
+                         "checkpoint, printing each, then exit"),
     ("show-config", "print each effective setting and where it came from (built-in, your "
                     "config, the project's, a variable, a flag; with --json: as JSON), then exit"),
     ("yes", "start without asking, also where aidd would ask first (no --project-dir given, "
@@ -133,6 +137,10 @@ def _print_exit_codes(ctx: click.Context, param: click.Parameter, value: bool) -
         ctx.exit()
 
 
+# The words that start a command of their own (dispatched in `main` before Click).
+SUBCOMMANDS = ("fleet", "watch", "feature")
+
+
 def _build_command() -> click.Command:
     def callback(**values: Any) -> dict[str, Any]:
         return values
@@ -154,8 +162,8 @@ def _build_command() -> click.Command:
                                     message="%(prog)s %(version)s")(callback)
     # No positional argument is taken; this one lets `aidd <TAB>` offer `fleet`, and a stray
     # word is refused in parse_args.
-    callback = click.argument("words", nargs=-1, metavar="[fleet ...]",
-                              shell_complete=_offer(lambda: ["fleet"]))(callback)
+    callback = click.argument("words", nargs=-1, metavar="[fleet|watch|feature ...]",
+                              shell_complete=_offer(lambda: SUBCOMMANDS))(callback)
     return click.command(
         "aidd",
         cls=_GroupedCommand,
@@ -196,7 +204,8 @@ def parse_args(args: Sequence[str], environ: dict[str, str] | None = None) -> Se
     words = values.pop("words")
     if words:
         raise UsageError(f"unexpected argument {shown(words[0])}: aidd takes flags; "
-                         "aidd fleet … runs many projects (aidd fleet --help)")
+                         "aidd fleet … runs many projects, aidd watch shows a run, aidd feature "
+                         "edits a feature file")
     chosen: dict[str, Any] = {n.replace("-", "_"): bool(values.pop(n.replace("-", "_")))
                               for n, _ in _ACTIONS}
     chosen.update({name: values.pop(name) for name, _, _ in _REPORT_VALUES})
@@ -255,6 +264,41 @@ def _fleet(args: Sequence[str]) -> int:
     return fleet_main(args)
 
 
+def _feature(args: list[str]) -> int:
+    """`aidd feature set ID KEY=VALUE…` / `aidd feature done ID` (issue 31 item 7): one
+    feature.json changed by merging onto it as it is now (project/featureedit)."""
+    from aidd.clock import SystemClock
+    from aidd.project import featureedit
+    from aidd.project.paths import ProjectPaths
+
+    if not args or args[0] in ("-h", "--help"):
+        print_out(featureedit.USAGE)
+        return int(ExitCode.SUCCESS)
+    project, rest = _project_dir(args[1:])
+    if args[0] == "set" and rest:
+        changes = featureedit.parse_assignments(rest[1:])
+    elif args[0] == "done" and len(rest) == 1:
+        changes = featureedit.done_changes()
+    else:
+        raise UsageError(f"aidd feature: unexpected {shown(' '.join(args))}\n"
+                         f"{featureedit.USAGE.splitlines()[0]}")
+    done = featureedit.edit_feature(ProjectPaths(project), rest[0], changes,
+                                    SystemClock().now())
+    print_out(featureedit.describe(done))
+    return int(ExitCode.SUCCESS)
+
+
+def _project_dir(args: list[str]) -> tuple[Path, list[str]]:
+    """`--project-dir DIR` anywhere among `args`; else AIDD_PROJECT_DIR, which aidd sets for
+    its agent; else the working directory."""
+    if "--project-dir" not in args:
+        return Path(os.environ.get("AIDD_PROJECT_DIR") or Path.cwd()), args
+    at = args.index("--project-dir")
+    if at + 1 >= len(args):
+        raise UsageError("option '--project-dir' requires a value")
+    return Path(args[at + 1]), args[:at] + args[at + 2:]
+
+
 def _completing_fleet(environ: MutableMapping[str, str]) -> bool:
     """Shell completion (`_AIDD_COMPLETE`) past `aidd fleet`: the fleet's own Click group
     completes the rest, as if it were the whole command line."""
@@ -293,6 +337,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from aidd.watch.command import main as watch_main  # lazy: only `aidd watch` needs it
 
         return _guarded(lambda _known: watch_main(args[1:]))
+    if args[:1] == ["feature"]:
+        return _guarded(lambda _known: _feature(args[1:]))
     return _guarded(lambda known: _run_aidd(args, known))
 
 

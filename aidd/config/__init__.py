@@ -36,6 +36,7 @@ class Actions:
     doctor: bool = False
     offline: bool = False  # --offline, with --doctor: no check that needs the network
     allow: bool = False  # --allow: approve the project's aidd.yaml as it is now
+    migrate_features: bool = False  # --migrate-features: earlier aidd's done to `verified`
     show_config: bool = False  # --show-config: each effective setting and where it came from
     yes: bool = False  # --yes: start a run without asking (see app._confirm_unattended)
 

@@ -329,7 +329,9 @@ def _description_of(content: str | None) -> str | None:
     except ValueError:
         return None
     value = data.get("description") if isinstance(data, dict) else None
-    return value if isinstance(value, str) else None
+    if not isinstance(value, str):
+        return None
+    return value if len(value) <= limits.FEATURE_TEXT else value[: limits.FEATURE_TEXT] + "…"
 
 
 def _summary(calls: list[Call], errors: list[dict[str, Any]]) -> dict[str, Any]:

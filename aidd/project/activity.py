@@ -25,9 +25,11 @@ class FileActivity:
     """`last_change()`: the `now()` of the newest change seen, None before any; `problem`: why
     files are not watched, when they are not (the signal is then simply absent)."""
 
-    def __init__(self, root: Path, now: Callable[[], float]) -> None:
+    def __init__(self, root: Path, now: Callable[[], float],
+                 on_change: Callable[[str], None] | None = None) -> None:
         self.root = root
         self._now = now
+        self._on_change = on_change  # told each changed file's path (on the observer's thread)
         self._ignored = frozenset(str(root / d) for d in _IGNORED_DIRS)
         self._prefixes = tuple(path + os.sep for path in self._ignored)
         self._last: float | None = None
@@ -36,7 +38,10 @@ class FileActivity:
         self.problem: str | None = None
 
     def start(self) -> None:
-        threading.Thread(target=self._watch, name="aidd-file-activity", daemon=True).start()
+        try:
+            threading.Thread(target=self._watch, name="aidd-file-activity", daemon=True).start()
+        except RuntimeError as exc:  # no thread left (a tight address-space limit)
+            self.problem = f"cannot watch the project's files: {exc}"
 
     def last_change(self) -> float | None:
         return self._last
@@ -59,6 +64,8 @@ class FileActivity:
             return
         if not path.rpartition(os.sep)[2].startswith(_AIDD_NAMES):
             self._last = self._now()
+            if self._on_change is not None and not directory:
+                self._on_change(path)
 
     def _watch(self) -> None:
         """Adding the watches walks the whole tree: done here, off the run's thread."""
@@ -78,6 +85,9 @@ class FileActivity:
             def on_any_event(self, event: Any) -> None:
                 activity.noticed(os.fsdecode(event.src_path), str(event.event_type),
                                  bool(event.is_directory))
+                if getattr(event, "dest_path", ""):  # a file renamed into place
+                    activity.noticed(os.fsdecode(event.dest_path), str(event.event_type),
+                                     bool(event.is_directory))
 
         observer = Observer()
         observer.daemon = True
@@ -91,8 +101,9 @@ class FileActivity:
                 events.FileCreatedEvent, events.FileModifiedEvent, events.FileDeletedEvent,
                 events.FileMovedEvent, events.FileClosedEvent, events.DirCreatedEvent,
                 events.DirDeletedEvent, events.DirMovedEvent])
-        except OSError as exc:  # e.g. the inotify watch limit on a huge tree
-            self.problem = f"cannot watch the project's files: {exc.strerror or exc}"
+        except (OSError, RuntimeError) as exc:  # the inotify watch limit; no thread left
+            self.problem = ("cannot watch the project's files: "
+                            f"{getattr(exc, 'strerror', None) or exc}")
             with contextlib.suppress(Exception):
                 observer.stop()
             return

@@ -27,6 +27,7 @@ class FeatureVerdict(Enum):
 
     DONE = "done"
     REVIEW = "review"  # failing: `waiting_approval`, a human has to look at it first
+    WAITING = "waiting"  # failing: `failed`, a person decides whether it is tried again
     INVALID = "invalid"  # failing: not JSON, or an error AutoMaker's loader or types reject
     NOT_DONE = "not_done"  # failing: open or in progress
     INCONSISTENT = "inconsistent"  # failing: `passes: true` but a status that is not done
@@ -44,6 +45,8 @@ def judge(file: FeatureFile) -> FeatureVerdict:
         return FeatureVerdict.DONE
     if feature.state is WorkState.REVIEW:
         return FeatureVerdict.REVIEW
+    if feature.state is WorkState.WAITING:
+        return FeatureVerdict.WAITING
     if feature.passes:
         return FeatureVerdict.INCONSISTENT
     return FeatureVerdict.NOT_DONE
@@ -53,6 +56,7 @@ def judge(file: FeatureFile) -> FeatureVerdict:
 class FailingFeature:
     name: str  # the feature's directory, relative to features/
     verdict: FeatureVerdict
+    workable: bool = True  # aidd's agent may work on it (an invalid file it may repair)
 
 
 @dataclass(frozen=True)
@@ -71,12 +75,25 @@ class CompletionState:
 def evaluate(paths: ProjectPaths, filters: FeatureFilter | None) -> CompletionState:
     if not paths.features.is_dir():
         return CompletionState(False, 0, (), _blocking(read_todo(paths.root, paths.todo)))
-    counted = counted_features(load_features(paths, validate=False), filters)
+    files = load_features(paths, validate=False)
+    counted = counted_features(files, filters)
+    done_ids = frozenset(f.feature.id for f in files if f.feature is not None and f.feature.done)
     failing = tuple(
-        FailingFeature(_name(paths, f), verdict) for f in counted if (verdict := judge(f)).blocks
+        FailingFeature(_name(paths, f), verdict, _workable(f, done_ids))
+        for f in counted if (verdict := judge(f)).blocks
     )
     todo = read_todo(paths.root, paths.todo)
     return CompletionState(True, len(counted), failing, _blocking(todo))
+
+
+def _workable(file: FeatureFile, done_ids: frozenset[str]) -> bool:
+    """What AutoMaker's auto mode would start (issue 31 item 4): a workable status and every
+    dependency done. A file with errors counts as workable: the agent may repair it."""
+    feature = file.feature
+    if feature is None:
+        return True
+    return featurestate.is_workable(feature.status) and not featurestate.blocking(
+        list(feature.dependencies), done_ids)
 
 
 def _name(paths: ProjectPaths, file: FeatureFile) -> str:
@@ -171,7 +188,7 @@ def todo_mode_done(paths: ProjectPaths) -> bool:
 
 def in_progress_done(paths: ProjectPaths, filters: FeatureFilter | None) -> bool:
     """In-progress mode is done: no counted feature is started and not done (CMP-30):
-    `in_progress`, `running` or a pipeline step, without `passes: true`."""
+    `in_progress` or a pipeline step (issue 31: whatever `passes` says)."""
     counted = counted_features(load_features(paths, validate=False), filters)
     return not any(_in_progress(f) for f in counted)
 

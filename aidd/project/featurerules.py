@@ -18,6 +18,7 @@ _STRINGS = (
     "title", "status", "spec", "model", "error", "summary", "branchName", "startedAt",
     "createdAt", "updatedAt",
 )  # fmt: skip
+STRING_KEYS = _STRINGS  # featureedit keeps these text whatever they look like
 _ARRAYS = ("imagePaths", "textFilePaths", "descriptionHistory")
 _ENUMS: dict[str, tuple[str, ...]] = {
     "thinkingLevel": ("none", "low", "medium", "high", "ultrathink"),
@@ -193,6 +194,11 @@ def _status_warnings(data: Mapping[str, Any]) -> list[str]:
     if featurestate.inconsistent(data):
         warnings.append(f"passes: true, but status {_shown(status)} says not started (use "
                         f'"{featurestate.FINISHED_STATUS}"; both tools count it not done)')
+    if featurestate.ambiguous_pass(data):
+        warnings.append(f"passes: true, but status {_shown(status)} says in progress: reopened "
+                        "on the board (set passes false) or finished by an earlier aidd "
+                        f'(status "{featurestate.FINISHED_STATUS}", or aidd --migrate-features);'
+                        " both tools count it in progress")
     return warnings
 
 

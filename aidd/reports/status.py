@@ -7,14 +7,15 @@ from collections import Counter
 from datetime import datetime
 
 from aidd.clock import Clock, SystemClock
-from aidd.console import json_text, print_out
+from aidd.console import aidd_command, json_text, print_out
 from aidd.errors import ExitCode, NotFoundError
 from aidd.fsio import write_atomic
 from aidd.project import featurestate
-from aidd.project.features import Feature, is_unfixed, load_features
+from aidd.project.features import Feature, FeatureFile, is_unfixed, load_features
 from aidd.project.featurestate import WorkState
 from aidd.project.filters import FeatureFilter, counted_features
 from aidd.project.markers import read_markers
+from aidd.project.migrate import reads_differently
 from aidd.project.paths import ProjectPaths
 from aidd.project.todo import find_todo_file, read_todo, searched_names
 from aidd.reports.health import FeaturesLeft
@@ -57,8 +58,19 @@ def build_status(
         todo=_todo_report(paths),
         markers=read_markers(paths),
         run=read_run_state(paths, now, left_of(counts)),
-        notes=() if exists else (f"{paths.rel(paths.features)} does not exist yet",),
+        notes=_notes(paths, files, exists),
     )
+
+
+def _notes(paths: ProjectPaths, files: list[FeatureFile], exists: bool) -> tuple[str, ...]:
+    if not exists:
+        return (f"{paths.rel(paths.features)} does not exist yet",)
+    old = sum(1 for f in files if f.feature is not None and reads_differently(f.data))
+    if not old:
+        return ()
+    return (f"{old} feature file(s) say passes: true with status in_progress: an earlier "
+            "aidd's done, or reopened on the board; if aidd finished them, "
+            f"{aidd_command(paths.root, '--migrate-features')} rewrites them to verified",)
 
 
 def count_features(valid: list[Feature], invalid: int) -> FeatureCounts:
@@ -70,9 +82,11 @@ def count_features(valid: list[Feature], invalid: int) -> FeatureCounts:
     return FeatureCounts(
         total=len(valid),
         done=states[WorkState.DONE],
-        failing=len(valid) - states[WorkState.DONE] - states[WorkState.REVIEW],
+        failing=len(valid) - states[WorkState.DONE] - states[WorkState.REVIEW]
+        - states[WorkState.WAITING],
         in_progress=states[WorkState.ACTIVE],
         waiting_approval=states[WorkState.REVIEW],
+        waiting_person=states[WorkState.WAITING],
         open=states[WorkState.OPEN],
         closed=sum(1 for f in valid if f.status == "completed"),
         invalid=invalid,

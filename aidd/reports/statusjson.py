@@ -27,6 +27,7 @@ def status_json(report: StatusReport) -> dict[str, Any]:
             "failing": counts.failing,
             "in_progress": counts.in_progress,
             "waiting_approval": counts.waiting_approval,
+            "waiting_person": counts.waiting_person,
             "open": counts.open,
             "closed": counts.closed,
             "verified": counts.verified,

@@ -18,10 +18,11 @@ PRIORITY_COLUMNS = ("high", "medium", "low", "other")
 @dataclass(frozen=True)
 class FeatureCounts:
     total: int = 0
-    done: int = 0  # featurestate: verified or completed, or passes while in progress
-    failing: int = 0  # neither done nor waiting for a review
+    done: int = 0  # featurestate: verified or completed, or passes without a status
+    failing: int = 0  # neither done nor waiting for a person (open or in progress)
     in_progress: int = 0
     waiting_approval: int = 0
+    waiting_person: int = 0  # `failed`: auto mode does not retry it; a person decides
     open: int = 0
     closed: int = 0  # `completed`: AutoMaker's archive
     invalid: int = 0

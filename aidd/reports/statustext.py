@@ -60,6 +60,7 @@ def _features(report: StatusReport) -> list[str]:
             ("Not done", str(c.failing)),
             ("In progress", str(c.in_progress)),
             ("Waiting approval", str(c.waiting_approval)),
+            ("Waiting for a person", str(c.waiting_person)),
             ("Open", str(c.open)),
             ("Blocked", str(c.blocked)),
             ("Verified", str(c.verified)),

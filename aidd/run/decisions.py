@@ -98,13 +98,19 @@ def _completion(plan: RunPlan, journal: Journal, counters: Counters, now: dateti
 
 
 def _awaiting_review(journal: Journal, state: CompletionState) -> Precheck | None:
-    """Every unfinished feature waits for a person (AutoMaker's `waiting_approval`, issue 18)
-    and no TODO line is open: another attempt could only find nothing to do, all night."""
-    waiting = [f for f in state.failing if f.verdict is FeatureVerdict.REVIEW]
-    if not waiting or len(waiting) < len(state.failing) or state.blocking_todos:
+    """Nothing unfinished is workable (issues 18, 31): every such feature waits for a person
+    (`waiting_approval`, `failed`), another tool (`running`, `pipeline_*`) or a dependency, and
+    no TODO line is open: another attempt could only find nothing to do, all night."""
+    if not state.failing or state.blocking_todos or any(f.workable for f in state.failing):
         return None
-    journal.say(f"every unfinished feature ({len(waiting)}) waits for a human review "
-                "(waiting_approval): nothing left for the agent; ending the phase")
+    waiting = len(state.failing)
+    if all(f.verdict is FeatureVerdict.REVIEW for f in state.failing):
+        journal.say(f"every unfinished feature ({waiting}) waits for a human review "
+                    "(waiting_approval): nothing left for the agent; ending the phase")
+    else:
+        journal.say(f"no unfinished feature ({waiting}) is workable: each waits for a person "
+                    "(waiting_approval, failed), another tool (running, pipeline_*) or a "
+                    "dependency; nothing left for the agent; ending the phase")
     return Precheck(PhaseEnd.AWAITING_REVIEW)
 
 

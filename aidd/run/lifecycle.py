@@ -18,6 +18,7 @@ from aidd.errors import ExitCode
 from aidd.logs.cleaning import clean_log
 from aidd.project.activity import FileActivity
 from aidd.project.detect import Origin, read_state, record_origin
+from aidd.project.featureguard import FeatureGuard
 from aidd.project.scaffold import copy_scaffolding
 from aidd.project.stop import StopWatcher, remove_stop, stale_stop
 from aidd.reports.health import Context, Health, Verdict, verdict
@@ -54,6 +55,11 @@ class Lifecycle:
         self.interrupt = Interrupt()
         self._watcher: StopWatcher | None = None
         self.files: FileActivity | None = None  # --liveness signals: the project's changes
+        # Feature files' versions during an attempt: a board edit the agent wrote over comes
+        # back (issue 31 item 7). Told by `files` when it runs, else by a watch of .automaker/
+        # alone (each watch costs threads: one is enough).
+        self.guard = FeatureGuard(plan.paths)
+        self._guard_watch: FileActivity | None = None
         self._restore_signals: Callable[[], None] | None = None
         self.deadline_s: float | None = None  # --max-wall-time (monotonic): no wait goes past it
         self.alarms = Alarms(plan, journal)
@@ -77,8 +83,12 @@ class Lifecycle:
         self._watcher = StopWatcher(paths.stop, self._stop_noticed)
         self._watcher.start()
         if self.plan.settings.liveness == "signals":
-            self.files = FileActivity(paths.root, self.clock.monotonic)
+            self.files = FileActivity(paths.root, self.clock.monotonic, self.guard.noticed)
             self.files.start()
+        else:
+            self._guard_watch = FileActivity(paths.automaker, self.clock.monotonic,
+                                             self.guard.noticed)
+            self._guard_watch.start()
         journal.events.listeners.append(self._count)
         emit_run_start(self.plan, journal)  # the run's first event (issue 13 item 16)
         for warning in self.plan.warnings:
@@ -172,8 +182,9 @@ class Lifecycle:
         journal.close_log()
         if self._watcher is not None:
             self._watcher.close()
-        if self.files is not None:
-            self.files.close()
+        for watch in (self.files, self._guard_watch):
+            if watch is not None:
+                watch.close()
         if not self.plan.settings.no_clean:
             self._clean_logs()
         cost = f", cost {format_cost(c.cost_usd, c.cost_estimated)}" if c.cost_usd else ""

@@ -188,8 +188,10 @@ class Supervisor:
         while True:
             carried, self.fingerprint = self.fingerprint, None
             self.gates.before_attempt(self.counters.next_number)
+            self.life.guard.begin()
             attempt = self.iterations.run(state, self.counters.take_number(), completion_review,
                                           carried)
+            self._restore_board_edits(attempt.number)
             self.budget.spent(attempt, self.counters)
             if not attempt.rate_limited:
                 return attempt
@@ -198,6 +200,13 @@ class Supervisor:
                    or self._budget_and_pace())
             if end is not None:
                 return end
+
+    def _restore_board_edits(self, number: int) -> None:
+        for done in self.life.guard.restore():
+            self.journal.say(f"attempt {number:03d} wrote over a board edit of {done.name}: "
+                             f"restored {', '.join(done.keys)}", level="WARN")
+            self.journal.events.emit("feature_restored", number=number, feature=done.name,
+                                     keys=list(done.keys))
 
     def _budget_and_pace(self) -> RunEnd | None:
         """Before an attempt: the budgets; then --pace-at may pause until a quota window

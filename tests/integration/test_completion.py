@@ -25,7 +25,8 @@ def _offered(line: str) -> list[str]:
 
 
 @pytest.mark.parametrize(("line", "expected"), [
-    ("aidd ", ["fleet"]),
+    ("aidd ", ["fleet", "watch", "feature"]),
+    ("aidd w", ["watch"]),
     ("aidd --cli ", ["opencode", "kilocode", "claude-code"]),
     ("aidd --liveness ", ["signals", "output"]),
     ("aidd --color ", ["auto", "always", "never"]),
@@ -53,7 +54,8 @@ def test_a_stray_word_is_one_line_and_exit_2() -> None:
                           text=True, timeout=60, check=False, cwd=REPO)
     assert done.returncode == 2
     assert done.stderr == ("aidd: error: unexpected argument 'frobnicate': aidd takes flags; "
-                           "aidd fleet … runs many projects (aidd fleet --help)\n")
+                           "aidd fleet … runs many projects, aidd watch shows a run, aidd "
+                           "feature edits a feature file\n")
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])

@@ -42,6 +42,7 @@ COVERED: dict[str, set[str]] = {
     "budget_and_pace": {"pace", "budget_exhausted", "run_end"},
 }
 NOT_RUN: set[str] = {"rollback",  # a one-shot: test_checkpoints_rollback.py checks it
+                     "feature_restored",  # test_automaker_project.py validates it
                      "notify_failed",  # needs an HTTP endpoint: test_notifications.py
                      "liveness",  # a state of 5 s and more: test_liveness.py checks it
                      "checkpoint_failed"}  # needs git gone: tests/unit/run/test_checkpoints.py
@@ -269,7 +270,7 @@ def test_gate(run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent,
     data = json.loads(feature.read_text()) | {"passes": False, "status": "in_progress"}
     feature.write_text(json.dumps(data))
     (project / "ok").write_text("")
-    data["passes"] = True
+    data.update(passes=True, status="verified")  # done: the status decides (issue 31)
     fake_agent.script([{"write_file": str(feature.relative_to(project)),
                         "text": json.dumps(data)}, {"write_file": "new", "text": ""}, *OK])
     res = run_aidd("--project-dir", str(project), "--gate", "test ! -e new", "--gate", "false",

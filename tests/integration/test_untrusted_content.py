@@ -102,7 +102,7 @@ def test_a_giant_feature_file_is_invalid_not_loaded(
     for args in (("--check-features",), ("--status",)):
         done = _aidd(env, project, *args)
         _no_crash(done)
-    assert "larger than 1 MiB" in _aidd(env, project, "--check-features").stdout
+    assert "larger than 16 MiB" in _aidd(env, project, "--check-features").stdout
 
 
 @pytest.fixture

@@ -62,8 +62,9 @@ V = FeatureVerdict
         (feat(), V.NOT_DONE),
         (feat(passes=False, status="in_progress"), V.NOT_DONE),
         (feat(passes=True, status="backlog"), V.INCONSISTENT),
-        (feat(passes=True), V.INCONSISTENT),
-        (feat(passes=True, status=""), V.INCONSISTENT),
+        # issue 31: without a status, aidd's first vocabulary: `passes` decides
+        (feat(passes=True), V.DONE),
+        (feat(passes=True, status=""), V.DONE),
         (feat(passes=True, status="done"), V.INCONSISTENT),  # unknown: AutoMaker's backlog
         (feat(passes=True, status="pending"), V.INCONSISTENT),
         # AutoMaker's done: `verified` (its done column) and `completed` (its archive)
@@ -72,12 +73,13 @@ V = FeatureVerdict
         (feat(status="completed", passes=False), V.DONE),  # status decides
         (feat(passes=True, status="verified"), V.DONE),
         (feat(passes=True, status="completed"), V.DONE),
-        # aidd's older way of saying done: passes while in progress
-        (feat(passes=True, status="in_progress"), V.DONE),
-        (feat(passes=True, status="running"), V.DONE),
-        (feat(passes=True, status="pipeline_review"), V.DONE),
+        # issue 31 item 1: the status wins; AutoMaker reopens a feature keeping `passes`
+        (feat(passes=True, status="in_progress"), V.INCONSISTENT),
+        (feat(passes=True, status="running"), V.INCONSISTENT),  # the board's Backlog
+        (feat(passes=True, status="pipeline_review"), V.INCONSISTENT),
         (feat(status="pipeline_review"), V.NOT_DONE),
-        (feat(status="failed"), V.NOT_DONE),
+        (feat(status="failed"), V.WAITING),  # issue 31 item 4: a person decides
+        (feat(status="failed", passes=True), V.WAITING),
         (feat("5f0c2a9e-3b7d-4c1e-9a6f-2d8b7e4c1a03", status="verified", description=""), V.DONE),
     ],
 )

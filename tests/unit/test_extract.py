@@ -463,3 +463,16 @@ def test_a_forged_claude_result_cost_is_null(tmp_path: Path) -> None:
     log = _write_log(iterations / "004.log", [_j(result)])
     assert write_extraction(log) is None
     assert json.loads((iterations / "004.json").read_text())["costUsd"] is None
+
+
+def test_a_huge_description_is_capped_in_the_record(tmp_path: Path) -> None:
+    """Issue 31 item 8: feature files are read up to AutoMaker's practical size; only the text
+    copied out of them (into a record a prompt may quote) is capped."""
+    root, iterations = _project(tmp_path)
+    write(ProjectPaths(root), "feature-1-login",
+          {"id": "feature-1-login", "description": "Log in " + "z" * 2_000_000})
+    data = extract_log(_write_log(iterations / "007.log", _claude_log(root)))
+    text = data["featureDescription"]
+    assert text.startswith("Log in zzz")
+    assert text.endswith("…")
+    assert len(text) == 4096 + 1

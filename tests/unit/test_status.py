@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,22 @@ def test_counts(fixture: ProjectPaths) -> None:
     assert (c.waiting_approval, c.open, c.closed, c.invalid) == (2, 3, 2, 2)
     assert (c.verified, c.blocked) == (1, 1)
     assert c.complete_pct == 33
+
+
+def test_reopened_running_and_failed_count_as_the_board_shows_them(paths: ProjectPaths) -> None:
+    """Issue 31 items 1-4: a verified feature reopened on the board (AutoMaker writes only the
+    status, never clears `passes`) is in progress and blocks its dependant; `running` is in the
+    Backlog; `failed` waits for a person."""
+    write(paths, "a", feat("feature-1-a", passes=True, status="in_progress"))
+    write(paths, "b", feat("feature-2-b", status="verified", dependencies=["feature-1-a"]))
+    write(paths, "c", feat("feature-3-c", status="running"))
+    write(paths, "d", feat("feature-4-d", status="failed", passes=True))
+    write(paths, "e", feat("feature-5-e", status="pending", dependencies=["feature-1-a"]))
+    c = build_status(paths, None, NOW).counts
+    assert (c.total, c.done, c.in_progress, c.open, c.waiting_person) == (5, 1, 1, 2, 1)
+    assert (c.failing, c.blocked) == (3, 1)
+    assert re.search(r"\nWaiting for a person: +1\n", render_status_text(build_status(paths, None,
+                                                                                       NOW)))
 
 
 def test_categories_every_one_by_count_then_name(fixture: ProjectPaths) -> None:
@@ -129,7 +146,8 @@ def test_empty_features_gives_zeros(paths: ProjectPaths) -> None:
     report = build_status(paths, None, NOW, require_features=True)
     doc = status_json(report)
     assert doc["features"] == {"total": 0, "done": 0, "passing": 0, "failing": 0,
-                               "in_progress": 0, "waiting_approval": 0, "open": 0, "closed": 0,
+                               "in_progress": 0, "waiting_approval": 0, "waiting_person": 0,
+                               "open": 0, "closed": 0,
                                "verified": 0, "blocked": 0, "invalid": 0,
                                "complete_pct": 0}  # fmt: skip
     assert doc["categories"] == []
@@ -161,7 +179,8 @@ def test_json_schema_matches_fea_35_and_the_text(fixture: ProjectPaths) -> None:
     assert doc["project"] == {"dir": str(fixture.root.absolute()), "name": "shop"}
     assert doc["filters"] is None
     assert list(doc["features"]) == ["total", "done", "passing", "failing", "in_progress",
-                                     "waiting_approval", "open", "closed", "verified",
+                                     "waiting_approval", "waiting_person", "open", "closed",
+                                     "verified",
                                      "blocked", "invalid", "complete_pct"]  # fmt: skip
     assert doc["features"]["passing"] == doc["features"]["done"]
     assert doc["categories"][0] == {

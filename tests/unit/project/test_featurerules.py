@@ -169,8 +169,11 @@ def test_unknown_dependencies_are_warnings_each() -> None:
         ({"status": "pipeline_"}, 'status: "pipeline_" means nothing'),
         ({"status": "pending"}, None),
         ({"passes": True, "status": "backlog"}, "passes: true, but status"),
-        ({"passes": True}, "passes: true, but status"),
-        ({"passes": True, "status": "in_progress"}, None),  # aidd's old way of saying done
+        ({"passes": True}, None),  # aidd's first vocabulary: no status, `passes` decides
+        # issue 31 item 1: reopened on the board, or an earlier aidd's done; both meanings named
+        ({"passes": True, "status": "in_progress"},
+         'passes: true, but status "in_progress" says in progress: reopened on the board'),
+        ({"passes": True, "status": "pipeline_review"}, "passes: true, but status"),
         ({"passes": False, "status": "verified"}, None),  # status decides
         ({"priority": 4}, "priority: 4 is outside 1-3"),
         ({"priority": 0}, "priority: 0 is outside 1-3 (AutoMaker shows no priority)"),

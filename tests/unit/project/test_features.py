@@ -91,8 +91,11 @@ def _parsed(data: object) -> FeatureFile:
 def test_the_typed_feature_and_its_state() -> None:
     f = _parsed(valid("x", status="in_progress", passes=True, priority=2)).feature
     assert f is not None
-    assert (f.status, f.passes, f.priority, f.state) == ("in_progress", True, 2, WorkState.DONE)
-    assert f.done
+    assert (f.status, f.passes, f.priority, f.state) == ("in_progress", True, 2, WorkState.ACTIVE)
+    assert not f.done  # issue 31: the status wins over an old `passes`
+    assert _parsed(valid("x", passes=True)).feature.done  # type: ignore[union-attr]
+    assert _parsed(valid("x", status="running")).feature.state is WorkState.OPEN  # type: ignore[union-attr]
+    assert _parsed(valid("x", status="failed")).feature.state is WorkState.WAITING  # type: ignore[union-attr]
     assert _parsed(valid("x", status="")).feature.status is None  # type: ignore[union-attr]
     assert _parsed(valid("x", status="pipeline_qa")).feature.state is WorkState.ACTIVE  # type: ignore[union-attr]
     assert _parsed(valid("x", status="done")).feature.state is WorkState.OPEN  # type: ignore[union-attr]
@@ -224,3 +227,19 @@ def test_nested_features_are_strays(tmp_path: Path) -> None:
     assert [f.dir_name for f in load_features(paths)] == ["parent"]
     assert [os.path.relpath(p, paths.features) for p in stray_files(paths)] == [
         "feature.json", "group/sub/leaf/feature.json", "parent/child/feature.json"]
+
+
+def test_a_feature_with_automaker_s_inline_attachments_is_read(tmp_path: Path) -> None:
+    """Issue 31 item 8: AutoMaker inlines each text attachment (up to 1 MiB, image-utils.ts:24)
+    into feature.json; a 1.3 MB verified feature loads on its board and counts done here."""
+    paths = ProjectPaths(tmp_path)
+    attachment = {"id": "att-1", "path": "notes.txt", "filename": "notes.txt",
+                  "mimeType": "text/plain", "content": "x" * (1 << 20)}
+    data = valid("feature-1767687300000-big", status="verified",
+                 textFilePaths=[attachment, attachment | {"id": "att-2", "content": "y" * 300_000}])
+    write(paths, "feature-1767687300000-big", data)
+    (file,) = load_features(paths)
+    assert file.path.stat().st_size > 1_300_000
+    assert file.is_valid, file.messages()
+    assert file.feature is not None
+    assert file.feature.done

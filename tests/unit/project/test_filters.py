@@ -88,9 +88,10 @@ def test_bad_filters_exit_2(field: str | None, value: str | None, needle: str) -
         ("passes", "false", {"passes": False}, True),
         ("passes", "false", {}, True),
         ("passes", "false", {"passes": None}, True),
-        ("passes", "false", {"passes": True}, True),
-        ("passes", "true", {"passes": True}, False),  # backlog: not done (issue 18)
-        ("passes", "true", {"passes": True, "status": "in_progress"}, True),
+        ("passes", "false", {"passes": True}, False),  # no status: `passes` decides (issue 31)
+        ("passes", "true", {"passes": True}, True),
+        ("passes", "true", {"passes": True, "status": "backlog"}, False),  # issue 18
+        ("passes", "true", {"passes": True, "status": "in_progress"}, False),  # issue 31
         ("passes", "true", {"status": "verified"}, True),  # AutoMaker's done
         ("passes", "false", {"passes": True, "status": "completed"}, False),
         ("passes", "true", {}, False),

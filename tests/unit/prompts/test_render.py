@@ -360,3 +360,31 @@ def test_builtin_error_is_reported_as_builtin(tmp_path: Path, project: ProjectPa
     renderer = PromptRenderer.for_project(project, builtin=builtin)
     with pytest.raises(TemplateError, match=r"'nudge.loud' is undefined, builtin/coding\.md:2"):
         renderer.render_prompt(make_context(project, PromptKind.CODING))
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize("kind", list(PromptKind))
+def test_prompts_teach_only_the_status_rule_and_millisecond_ids(project: ProjectPaths,
+                                                                kind: PromptKind) -> None:
+    """Issue 31 items 1 and 6: no prompt says `passes` makes a started feature done, and new
+    ids carry milliseconds as AutoMaker writes them (it sorts by that number)."""
+    text = _flat(PromptRenderer.for_project(project).render_prompt(make_context(project, kind)))
+    assert "passes: true` while `in_progress`" not in text
+    assert "unix seconds>-<slug>`," not in text
+    if "## Feature files" in text:
+        assert "`feature-<unix milliseconds>-<slug>`" in text
+        assert "only when it has no status at all, `passes: true`" in text
+        assert "`aidd feature done <id>` once it is verified" in text  # issue 31 item 7
+
+
+def test_validate_never_approves_for_a_person(project: ProjectPaths) -> None:
+    """Issue 31 item 5: `waiting_approval` needs a human, `pipeline_*` belongs to the pipeline;
+    the old "set verified on any `passes: true`" instruction is gone."""
+    text = _flat(PromptRenderer.for_project(project).render_prompt(
+        make_context(project, PromptKind.VALIDATE)))
+    assert "with another status than `verified`: set" not in text
+    assert ("Never change a feature whose status is `waiting_approval` (a person approves it), "
+            "`pipeline_<step>` (the pipeline owns it)") in text

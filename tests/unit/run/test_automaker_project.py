@@ -105,3 +105,38 @@ def test_an_existing_codebase_without_a_spec_is_onboarded_keeping_the_set(loop: 
     onboarding = run.session.requests[0].prompt
     assert "that is the project's feature set: keep" in " ".join(onboarding.split())
     assert set(loader_reads(loop.paths.features)) == set(EXPECTED)
+
+
+def _feature(features: Path, fid: str, **fields: Any) -> None:
+    (features / fid).mkdir(parents=True, exist_ok=True)
+    data = {"id": fid, "category": "Core", "description": f"{fid} works", **fields}
+    (features / fid / "feature.json").write_text(json.dumps(data))
+
+
+def test_nothing_workable_ends_the_phase_before_an_attempt(loop: Loop) -> None:
+    """Issue 31 items 1-4: a reopened feature with an old `passes` is not done, a `failed` one
+    waits for a person, `running` belongs to another agent, and what depends on them is
+    blocked: auto mode would start none of them, so aidd ends at once instead of paying for
+    attempts that find nothing to do."""
+    f = loop.paths.features
+    _feature(f, "feature-1767687300000-a", status="failed")
+    _feature(f, "feature-1767687300001-b", status="running")
+    _feature(f, "feature-1767687300002-c", status="in_progress", passes=True,
+             dependencies=["feature-1767687300000-a"])
+    _feature(f, "feature-1767687300003-d", status="pending",
+             dependencies=["feature-1767687300002-c"])
+    run = loop.run(success(), success(), max_iterations=5)
+    assert run.code == 0, run.console
+    assert run.session.kinds == []
+    assert [e["reason"] for e in run.named("phase_end")] == ["awaiting_review"]
+    assert "no unfinished feature (4) is workable" in run.console
+
+
+def test_pending_and_ready_are_worked_on(loop: Loop) -> None:
+    """Issue 31 item 4: auto mode starts `pending` and `ready`; so does aidd's agent."""
+    _feature(loop.paths.features, "feature-1767687300000-a", status="pending")
+    _feature(loop.paths.features, "feature-1767687300001-b", status="ready")
+    run = loop.run(success(), max_iterations=1)
+    assert run.session.kinds == ["coding"]
+    prompt = " ".join(run.session.requests[0].prompt.split())
+    assert "`backlog`, `pending`, `ready`, `in_progress` or missing" in prompt
