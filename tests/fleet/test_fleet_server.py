@@ -90,3 +90,30 @@ def _bound(sock: socket.socket, address: str) -> bool:
     except OSError:
         return False
     return True
+
+
+def test_up_with_ui_serves_temporals_web_ui_on_loopback(lab: Lab) -> None:
+    """Issue 30: `aidd fleet up --ui` starts the local server with its Web UI on 127.0.0.1 and
+    prints its URL; the server keeps it when started again; a headless one is not changed."""
+    import urllib.request
+
+    projects = {"u0": lab.project("u0", working(1))}
+    done = lab.run("up", "--ui", str(lab.fleet_file(projects)), timeout=90)
+    assert done.code == 0, done.out + done.err
+    state = json.loads((lab.data_dir / "server.json").read_text())
+    url = f"http://127.0.0.1:{state['ui_port']}"
+    assert f"Temporal's Web UI: {url}" in done.out
+    with urllib.request.urlopen(url, timeout=30) as page:
+        assert page.status == 200
+    assert lab.run("down").code == 0
+    lab.local_server()  # started again as `up` starts it: the Web UI comes back with it
+    assert json.loads((lab.data_dir / "server.json").read_text())["ui_port"] == state["ui_port"]
+
+
+def test_ui_on_a_headless_server_says_how_to_get_it(lab: Lab) -> None:
+    lab.local_server()  # headless, as plain `up` starts it
+    projects = {"h0": lab.project("h0", working(1))}
+    done = lab.run("up", "--ui", str(lab.fleet_file(projects)), timeout=90)
+    assert done.code == 1
+    assert done.err == ("aidd: error: the local Temporal server runs without its Web UI: "
+                        "aidd fleet down, then aidd fleet up --ui\n")
