@@ -148,6 +148,20 @@ def test_classification(item: dict[str, Any] | bytes, kind: ErrorKind,
     assert (parser.signals.error.kind, parser.signals.error.status) == (kind, status)
 
 
+def test_work_after_a_compaction_clears_the_context_overflow() -> None:
+    """opencode and kilo compact after an overflow (tests/fixtures/realcli/*/context_overflow):
+    a tool call after it means the conversation went on; another overflow counts again."""
+    overflow = error("ContextOverflowError", "maximum context length is 128000 tokens")
+    tool = event("tool_use", {"tool": "write", "state": {"status": "completed",
+                                                         "input": {"filePath": "a.py"}}})
+    parser, _ = feed(overflow, event("text", {"type": "text", "text": "summary"}), finish(),
+                     tool, finish())
+    assert parser.signals.error is None
+    parser, _ = feed(overflow, tool, overflow)
+    assert parser.signals.error is not None
+    assert parser.signals.error.kind is ErrorKind.CONTEXT
+
+
 def test_reset_headers_are_read_case_insensitively() -> None:
     parser, _ = feed(error("APIError", "slow down", 429,
                            {"Retry-After": "30", "Retry-After-Ms": "30000"}))
