@@ -5,10 +5,11 @@ from the checkpoints, not from here. The log is untrusted: everything is capped.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
+
+from aidd.agents.jsonlines import decode_event
 
 TODOS_SHOWN = 10
 TODO_CHARS = 150
@@ -52,10 +53,8 @@ def handoff(lines: list[str]) -> Handoff:
 def _plan(rest: str) -> str:
     """The todo list of one call; its raw input, capped, when that is no readable list."""
     start, end = rest.find("{"), rest.rfind("}")
-    try:
-        todos = json.loads(rest[start:end + 1]).get("todos") if 0 <= start < end else None
-    except (ValueError, AttributeError):
-        todos = None
+    data = decode_event(rest[start:end + 1].encode("utf-8", "replace")) if start >= 0 else None
+    todos = data.get("todos") if data is not None else None
     if not isinstance(todos, list):
         return _capped(rest.strip(), PLAN_CHARS)
     items = [_todo(item) for item in todos[:TODOS_SHOWN]]

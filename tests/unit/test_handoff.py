@@ -36,3 +36,9 @@ def test_a_cut_or_forged_todo_input_is_shown_raw_and_capped() -> None:
     assert found.plan == '{"todos": 7}'
     assert found.message == ""
     assert handoff([]) == handoff(["plain agent output"])
+
+
+def test_a_deeply_nested_todo_input_cannot_crash_aidd() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    found = handoff([f'» tool: todowrite {{"todos": {deep}}} [completed]'])
+    assert len(found.plan) <= 1500
