@@ -28,6 +28,9 @@ class ExitCode(IntEnum):
     PROJECT_COMPLETE = 73  # completion confirmed (two-phase)
     RATE_LIMITED = 74  # result only: usage or rate limit, the run sleeps and retries
     NO_WORK = 75  # result: the agent exited 0 having done nothing
+    # result: the conversation ran out of context or turns (the CLI said so); the next attempt
+    # starts a fresh conversation with aidd's hand-off (issue 32)
+    CONTEXT_EXHAUSTED = 76
     TIMEOUT_OR_SIGNAL = 124  # result: wall-clock limit; exit: aidd got a signal
 
 
@@ -55,6 +58,8 @@ EXIT_MEANINGS: dict[int, str] = {
     ExitCode.PROJECT_COMPLETE: "project complete (two-phase completion confirmed)",
     ExitCode.RATE_LIMITED: "result only: rate limited (aidd sleeps and retries)",
     ExitCode.NO_WORK: "result: no work (exit: via --quit-on-abort)",
+    ExitCode.CONTEXT_EXHAUSTED: "result: context exhausted, the conversation ran out of context "
+                                "or turns (exit: via --quit-on-abort)",
     ExitCode.TIMEOUT_OR_SIGNAL: "result: the attempt's wall-clock limit; exit: aidd interrupted "
                                 "by SIGINT, SIGTERM or SIGHUP",
 }
@@ -75,6 +80,7 @@ RESULTS: dict[int, ResultName] = {  # by ExitCode
     ExitCode.PROVIDER_ERROR: ResultName("provider_error", "provider error"),
     ExitCode.RATE_LIMITED: ResultName("rate_limited", "rate limited"),
     ExitCode.NO_WORK: ResultName("no_work", "no work"),
+    ExitCode.CONTEXT_EXHAUSTED: ResultName("context_exhausted", "context exhausted"),
     ExitCode.TIMEOUT_OR_SIGNAL: ResultName("timeout", "wall timeout or signal"),
 }
 TIMEOUTS = (ExitCode.IDLE_TIMEOUT, ExitCode.TIMEOUT_OR_SIGNAL)  # results that are a timeout

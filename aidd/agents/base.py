@@ -26,6 +26,8 @@ class ErrorKind(Enum):
 
     RATE_LIMIT = "rate_limited"
     FATAL = "fatal"
+    # the conversation ran out of context or turns: resuming it cannot help (issue 32)
+    CONTEXT = "context_exhausted"
     PROVIDER = "provider_error"
     NO_ASSISTANT = "no_assistant"
 
@@ -112,7 +114,7 @@ class Signals:
         return number
 
     def note_error(self, signal: ErrorSignal) -> None:
-        """Keep the most important error seen (74 > fatal > 72 > 70)."""
+        """Keep the most important error seen (74 > fatal > 76 > 72 > 70)."""
         if self.error is None or _RANK[signal.kind] < _RANK[self.error.kind]:
             self.error = signal
 

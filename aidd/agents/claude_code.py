@@ -22,7 +22,7 @@ from aidd.agents.base import (
     Tokens,
     agent_environment,
 )
-from aidd.agents.classify import AUTH_TEXT, claude_result_error_kind
+from aidd.agents.classify import AUTH_TEXT, CONTEXT_TEXT, claude_result_error_kind
 from aidd.agents.jsonlines import (
     as_dict,
     as_int,
@@ -52,6 +52,7 @@ _ASSISTANT_ERRORS = {
     "server_error": ErrorKind.PROVIDER,
 }
 INTERRUPTED = "[Request interrupted by user]"
+_MAX_TURNS = "error_max_turns"  # the `result` subtype of a conversation out of turns
 _NUDGE_IDS = itertools.count(1)
 _OPEN_TOOLS_MAX = 1000  # tool calls remembered as running; the output is untrusted
 
@@ -129,6 +130,8 @@ class StreamJsonParser:
         """A synthetic assistant message carrying the CLI's own error (not the model's text)."""
         text = " ".join(str(b.get("text") or "") for b in blocks if b.get("type") == "text")
         kind = _ASSISTANT_ERRORS.get(error)
+        if kind is None and CONTEXT_TEXT.search(text):  # "Prompt is too long" (issue 32)
+            kind = ErrorKind.CONTEXT
         if kind is not None:
             self._signals.note_error(ErrorSignal(kind, text or error, status))
         if kind is ErrorKind.RATE_LIMIT:
@@ -194,7 +197,8 @@ class StreamJsonParser:
         signals = self._signals
         signals.turns_ended += 1
         signals.open_tools.clear()  # the turn is over: nothing of it still runs
-        is_error = bool(event.get("is_error"))
+        # claude ends a turn cut at --max-turns with this subtype, `is_error` or not (issue 32)
+        is_error = bool(event.get("is_error")) or event.get("subtype") == _MAX_TURNS
         signals.last_turn_ok = not is_error
         self._result_totals(event)
         text = str(event.get("result") or "")
@@ -212,7 +216,7 @@ class StreamJsonParser:
         status = as_status(event.get("api_error_status"))
         if _interrupt_echo(event) and status is None and not text:
             return [f"turn interrupted ({event.get('terminal_reason') or 'aborted'})"]
-        kind = claude_result_error_kind(status, text)
+        kind = claude_result_error_kind(status, text or str(event.get("subtype") or ""))
         if kind is not None:
             self._signals.note_error(ErrorSignal(kind, text or str(event.get("subtype")), status))
         if kind is ErrorKind.RATE_LIMIT:

@@ -91,6 +91,11 @@ class RunJsonParser:
         state = as_dict(part.get("state"))
         self._signals.assistant_seen = True
         self._signals.tool_calls += 1  # one event per call, when it completes or fails
+        error = self._signals.error
+        if error is not None and error.kind is ErrorKind.CONTEXT:
+            # opencode and kilo compact the conversation after an overflow: work after it
+            # means the compaction saved the conversation (issue 32)
+            self._signals.error = None
         status = str(state.get("status") or "")
         summary = summarize_input(state.get("input"))
         lines = [one_line(f"tool: {part.get('tool') or '?'} {summary} [{status}]")]

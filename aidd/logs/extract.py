@@ -69,6 +69,7 @@ _STATUS_BY_REASON = {
     "rate_limited": "rate_limited",
     "fatal": "fatal",
     "no_work": "no_work",
+    "context_exhausted": "context_exhausted",
 }
 _MAX_ERRORS = 500
 

@@ -152,6 +152,10 @@ class LastAttemptInfo:
     transcript: str = ""  # the last lines of its log, cleaned and capped
     advice: str = ""  # one sentence of what to do differently
     previous_run: str = ""  # how the previous run ended, when not cleanly (first prompt only)
+    # Out of context or turns (result 76): aidd's hand-off replaces the transcript (issue 32).
+    handoff: bool = False
+    plan: str = ""  # its last todo list
+    last_message: str = ""  # its last assistant message
 
 
 @dataclass(frozen=True)

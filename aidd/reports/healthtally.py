@@ -29,6 +29,9 @@ FAILURES: dict[str, tuple[str, str, str]] = {
                      "--prompt TEXT"),
     "no_work": ("no_work", "did nothing (result 75)",
                 "read {log}; what is left: aidd --status {dir}"),
+    "context_exhausted": ("context_exhausted", "ran out of context or turns (result 76)",
+                          "read {log}; ask for smaller steps (aidd {dir} --prompt TEXT) or "
+                          "use a model with a larger context (--model)"),
 }
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from aidd.fsio import open_read
 from aidd.logs.cleaning import clean_bytes
+from aidd.logs.handoff import handoff
 from aidd.prompts.context import LastAttemptInfo
 from aidd.prompts.select import PromptKind
 from aidd.run.iteration import Attempt
@@ -27,6 +28,7 @@ TAIL_LINES = 15
 LINE_CHARS = 200
 MESSAGE_CHARS = 200
 TAIL_READ = 64 * 1024  # bytes read from the log's end: far more than 15 capped lines need
+HANDOFF_READ = 1024 * 1024  # for the hand-off: the last plan may be far back in a long log
 FAILURES_SHOWN = 10
 
 _NUDGE_ECHO = re.compile(r"\[aidd \d\d:\d\d:\d\d\] +nudge: ")
@@ -68,6 +70,13 @@ def _exited(outcome: SessionOutcome) -> Ending:
                   "Read the last lines below for what went wrong and avoid repeating it.")
 
 
+def _exhausted(outcome: SessionOutcome) -> Ending:
+    message = _line(outcome.message or "no message", MESSAGE_CHARS)
+    return Ending(f"its conversation ran out of context or turns: {message}",
+                  "This is a new conversation: start from the hand-off above and the project's "
+                  "files, read only the parts you need, and commit each finished part early.")
+
+
 def _fixed(words: str, advice: str) -> Callable[[SessionOutcome], Ending]:
     return lambda outcome: Ending(words, advice)
 
@@ -89,6 +98,7 @@ _ENDINGS: dict[Reason, Callable[[SessionOutcome], Ending]] = {
     Reason.NO_ASSISTANT: _fixed(
         "the CLI ended without a single answer from the model",
         "Start from the project's current state and keep the first steps small."),
+    Reason.CONTEXT_EXHAUSTED: _exhausted,
     Reason.LINGER: _fixed(
         "its last turn ended in an error and the CLI did not exit",
         "Read the error in the last lines below and fix its cause before going on."),
@@ -113,18 +123,21 @@ def transcript_tail(root: Path, log: Path) -> str:
     """The last lines of an attempt's log, cleaned: the agent's text, the rendered events and
     aidd's messages; the header, the trailer and raw JSON events left out. Empty when the log
     cannot be read (a link planted there is refused, as everywhere)."""
+    kept = [_line(ln, LINE_CHARS) for ln in _log_lines(root, log, TAIL_READ) if _worth_showing(ln)]
+    return "\n".join(kept[-TAIL_LINES:])
+
+
+def _log_lines(root: Path, log: Path, size: int) -> list[str]:
+    """The cleaned lines of the log's last `size` bytes; none when it cannot be read."""
     try:
         with open_read(root, log) as file:
-            start = max(0, os.fstat(file.fileno()).st_size - TAIL_READ)
+            start = max(0, os.fstat(file.fileno()).st_size - size)
             file.seek(start)
-            data = file.read(TAIL_READ)
+            data = file.read(size)
     except OSError:
-        return ""
+        return []
     lines = clean_bytes(data).decode("utf-8", "replace").splitlines()
-    if start:
-        lines = lines[1:]  # the first line read may be cut
-    kept = [_line(ln, LINE_CHARS) for ln in lines if _worth_showing(ln)]
-    return "\n".join(kept[-TAIL_LINES:])
+    return lines[1:] if start else lines  # the first line read may be cut
 
 
 def _worth_showing(line: str) -> bool:
@@ -141,11 +154,15 @@ def summarise(attempt: Attempt, gate_failures: tuple[str, ...], root: Path,
     if end is None:
         return None
     files = attempt.changed
-    return LastAttemptInfo(
+    info = LastAttemptInfo(
         failed=True, number=attempt.number, result=attempt.outcome.result, ending=end.words,
         files=tuple(_line(f, PATH_CHARS) for f in files[:FILES_SHOWN]),
-        more_files=max(0, len(files) - FILES_SHOWN), transcript=transcript_tail(root, log),
-        advice=end.advice)
+        more_files=max(0, len(files) - FILES_SHOWN), advice=end.advice)
+    if attempt.outcome.reason is not Reason.CONTEXT_EXHAUSTED:
+        return replace(info, transcript=transcript_tail(root, log))
+    # The next attempt is a new conversation: aidd's hand-off instead of the log's last lines.
+    hand = handoff(_log_lines(root, log, HANDOFF_READ))
+    return replace(info, handoff=True, plan=hand.plan, last_message=hand.message)
 
 
 class AttemptMemory:

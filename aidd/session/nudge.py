@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from aidd.agents.base import Adapter, NudgeMethod, Signals
+from aidd.agents.base import Adapter, ErrorKind, NudgeMethod, Signals
 from aidd.errors import AgentCliError
 from aidd.events import EventLog
 from aidd.session.idle import seconds_text
@@ -62,6 +62,9 @@ class Delivery:
 _STDIN = Delivery(task_check="stdin", why="alone: the prompt is ahead of it on stdin")
 _NEW = Delivery(True, "none", why="with the original task: the agent had started no "
                                    "conversation yet")
+# A conversation out of context or turns cannot take one more message: never resumed (issue 32).
+_EXHAUSTED = Delivery(True, "none", why="with the original task in a new conversation: the "
+                                        "last one ran out of context or turns")
 
 
 class Nudger:
@@ -164,6 +167,9 @@ class Nudger:
 
     def _where(self, agent: Nudged, printed: str | None) -> Delivery:
         """Asked once the agent is stopped, so its conversation cannot change meanwhile."""
+        error = agent.signals.error
+        if error is not None and error.kind is ErrorKind.CONTEXT:
+            return _EXHAUSTED
         if printed is not None:  # printed with the model's first answer: it saw the prompt
             return Delivery(False, "output", printed,
                             f"alone: conversation {printed} holds the task")

@@ -46,6 +46,7 @@ class Reason(Enum):
     FATAL = "fatal"
     SIGNAL = "signal"
     NO_WORK = "no_work"
+    CONTEXT_EXHAUSTED = "context_exhausted"
     BUDGET = "budget"
 
 
@@ -89,6 +90,8 @@ class SessionOutcome:
 _ERROR_VERDICTS = {
     ErrorKind.RATE_LIMIT: Verdict(ExitCode.RATE_LIMITED, Outcome.RATE_LIMITED, Reason.RATE_LIMITED),
     ErrorKind.FATAL: Verdict(ExitCode.CLI_ERROR, Outcome.FATAL, Reason.FATAL),
+    ErrorKind.CONTEXT: Verdict(ExitCode.CONTEXT_EXHAUSTED, Outcome.FAILURE,
+                               Reason.CONTEXT_EXHAUSTED),
     ErrorKind.PROVIDER: Verdict(ExitCode.PROVIDER_ERROR, Outcome.FAILURE, Reason.PROVIDER_ERROR),
     ErrorKind.NO_ASSISTANT: Verdict(ExitCode.NO_ASSISTANT, Outcome.FAILURE, Reason.NO_ASSISTANT),
 }
@@ -107,8 +110,8 @@ _KILL_VERDICTS = {
 def classify(
     cause: EndCause, exit_status: int | None, signals: Signals, *, exit1_success: bool
 ) -> Verdict:
-    """Priority: signal to aidd or its wall-time budget > 74 > fatal > 124 > 71 > 72 > 70 > raw
-    status (EXIT-5)."""
+    """Priority: signal to aidd or its wall-time budget > 74 > fatal > 124 > 71 > 76 > 72 > 70
+    > raw status (EXIT-5)."""
     if cause in _STOP_VERDICTS:
         return _STOP_VERDICTS[cause]
     error = signals.error.kind if signals.error else None

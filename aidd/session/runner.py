@@ -55,6 +55,7 @@ class _Attempt:
         self.idle = IdleMonitor(self.policy, self.started)
         self.wall_at = self.started + request.timeout_s if request.timeout_s > 0 else None
         self.linger_at: float | None = None
+        self.tools_at_linger = 0  # tool calls seen when the linger began
         self.turns_seen = 0
         self.nudger = Nudger(self.adapter, request.nudge_text, request.events, request.number,
                              prompt=request.prompt)
@@ -199,7 +200,11 @@ class _Attempt:
             self.idle.activity(now)
             if self.liveness is not None:
                 self.liveness.output(now)
-        if self.linger_at is not None and self.adapter.output_cancels_linger:
+        # A tool call after a terminal event is work: opencode and kilo go on after an error
+        # event, e.g. once they compacted an overflowing conversation (issue 32).
+        tools = self.parser.signals.tool_calls
+        if self.linger_at is not None and (self.adapter.output_cancels_linger
+                                           or tools > self.tools_at_linger):
             self.linger_at = None
         while self.turns_seen < self.parser.signals.turns_ended:
             self.turns_seen += 1
@@ -213,6 +218,7 @@ class _Attempt:
             self.proc.stdin.close()  # ADP-31: the CLI then exits
         if self.linger_at is None:
             self.linger_at = now + self.policy.linger_grace(self.req.linger_cap_s)
+            self.tools_at_linger = self.parser.signals.tool_calls
 
     # -- what a nudge asks of the attempt (nudge.Nudged) -------------------------------------
     @property

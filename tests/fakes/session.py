@@ -40,6 +40,7 @@ class Turn:
     quota: tuple[QuotaWindow, ...] = ()  # quota windows, `resets_at` relative to the attempt's end
     killed: str | None = None  # aidd ended it: idle, hung, timeout, ...
     nudges: int = 0
+    rendered: tuple[str, ...] = ()  # lines rendered from the CLI's events, to the log (`» `)
 
 
 def success(edit: Edit | None = None, **kw: object) -> Turn:
@@ -86,6 +87,8 @@ class FakeSession:
         turn = self.turns[min(len(self.requests), len(self.turns) - 1)]
         self.requests.append(request)
         request.transcript.agent(f"fake agent: attempt {request.number}\n".encode())
+        for line in turn.rendered:
+            request.transcript.rendered(line)
         if turn.edit is not None:
             turn.edit(request.project_dir)
         if turn.during is not None:

@@ -143,6 +143,25 @@ def test_an_agent_lingering_after_its_final_event_is_killed(
     assert 0.8 < run.elapsed_s < 3
 
 
+@pytest.mark.parametrize("cli", ["opencode", "kilocode"])
+def test_work_after_a_context_overflow_cancels_the_linger(
+        fake_agent: FakeAgent, tmp_path: Path, cli: str) -> None:
+    """Issue 32: opencode and kilo compact an overflowing conversation and go on; a tool call
+    after the error event is work, so the attempt is not killed as lingering (nor 76)."""
+    fake_agent.script([
+        {"init": True}, {"error": {"name": "ContextOverflowError",
+                                   "message": "maximum context length is 128000 tokens"}},
+        {"say": "compacted"}, {"sleep": 0.5}, {"tool": {"name": "write", "input": {
+            "filePath": "a.py"}}}, {"sleep": 2}, {"say": "still working"}, {"sleep": 2},
+        {"say": "done"}, {"finish": True}])
+    # the linger grace is the nudge timeout: 3 s after the error event, before the finish
+    run = run_fake_attempt(tmp_path, cli, idle_nudge_s=3, idle_timeout_s=10,
+                           kill_grace_s=0.3)
+    assert (run.outcome.result, run.outcome.reason.value) == (0, "exit_status")
+    assert run.named("kill") == []
+    assert b"agent lingered" not in run.log
+
+
 @pytest.mark.parametrize("cli", ["opencode", "kilocode", "claude-code"])
 def test_wall_clock_limit(fake_agent: FakeAgent, tmp_path: Path, cli: str) -> None:
     """AC-44: an agent printing forever is stopped at --timeout with 124."""

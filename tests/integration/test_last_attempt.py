@@ -61,3 +61,41 @@ def test_a_run_after_a_kill_9_names_the_attempt_it_was_killed_in(
     assert f"WARN The previous run {previous['previous']} was killed during attempt 001" in res.out
     assert f"[aidd] Previous run: {previous['previous']} was killed during attempt 001" in log(
         project, 2)
+
+
+PLAN = {"todos": [{"content": "Add the cart total", "status": "completed"},
+                  {"content": "Test the discount", "status": "in_progress"}]}
+TOO_LONG = "Prompt is too long · the request is ~210000 tokens (limit 200000)"
+
+
+def test_after_claudes_context_exhaustion_the_next_attempt_is_a_new_conversation_with_the_hand_off(
+        scenario: MakeScenario) -> None:
+    """Issue 32: claude's own exhaustion (its synthetic message and error result, as recorded
+    in tests/fixtures/realcli/claude/context_overflow) is result 76; the next attempt does not
+    resume that conversation and its prompt carries aidd's hand-off."""
+    exhausted = [
+        {"session": "exhausted-conversation"}, {"init": True}, READ,
+        {"write_file": "src/cart.py", "text": "total = 0\n"},
+        {"tool": {"name": "TodoWrite", "input": PLAN}},
+        {"say": "The total works; the discount is next."},
+        {"json": {"type": "assistant", "error": "invalid_request", "session_id": "x",
+                  "message": {"id": "m9", "role": "assistant", "model": "<synthetic>",
+                              "content": [{"type": "text", "text": TOO_LONG}]}}},
+        {"result": {"subtype": "success", "is_error": True, "result": TOO_LONG,
+                    "terminal_reason": "prompt_too_long"}},
+        {"exit": 1}]
+    s = scenario("claude-code", exhausted, [{"init": True}, READ, {"say": "done"},
+                                            {"finish": True}], args=ARGS).start().wait(timeout=90)
+    assert s.code == 0, s.out + s.err
+    assert [(e["result"], e["reason"]) for e in s.named("iteration_end")] == [
+        (76, "context_exhausted"), (0, "exit_status")]
+    second = (s.iterations / "002.prompt.md").read_text()
+    assert (f"Attempt 001 ended with result 76: its conversation ran out of context or turns: "
+            f"{TOO_LONG}.") in second, second[:3000]
+    assert "Files it changed: src/cart.py." in second
+    assert "- [completed] Add the cart total\n- [in_progress] Test the discount" in second
+    assert "Its last message:\n\n```\nThe total works; the discount is next.\n```" in second
+    argv = [r["argv"] for r in s.fake.records()]
+    assert len(argv) == 2
+    assert not any("exhausted-conversation" in word or word in ("--resume", "--continue")
+                   for word in argv[1])

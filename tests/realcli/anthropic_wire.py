@@ -18,6 +18,9 @@ _ERRORS: dict[ReplyKind, tuple[int, str, str]] = {
     ReplyKind.OVERLOADED: (529, "overloaded_error", "Overloaded"),
     ReplyKind.SERVER_ERROR: (500, "api_error", "Internal server error"),
     ReplyKind.AUTH_ERROR: (401, "authentication_error", "invalid x-api-key"),
+    # Anthropic's own words for a request past the model's context window
+    ReplyKind.CONTEXT_OVERFLOW: (
+        400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"),
 }
 
 

@@ -131,6 +131,7 @@ CASES: dict[str, Case] = {
         Case("overloaded", lambda p: [_err(ReplyKind.OVERLOADED)], cap_s=300),
         Case("auth_error", lambda p: [_err(ReplyKind.AUTH_ERROR)], cap_s=300),
         Case("garbage", lambda p: [Reply.of(ReplyKind.GARBAGE)], cap_s=60),
+        Case("context_overflow", lambda p: [_err(ReplyKind.CONTEXT_OVERFLOW)], cap_s=120),
         Case(
             "hang",
             lambda p: [Reply.of(ReplyKind.HANG), Reply.final("Recovered after the nudge.")],

@@ -25,6 +25,7 @@ _ERROR_KINDS = {
     ReplyKind.OVERLOADED,
     ReplyKind.SERVER_ERROR,
     ReplyKind.AUTH_ERROR,
+    ReplyKind.CONTEXT_OVERFLOW,
 }
 GARBAGE = b"\x00\xff\xfenot an event stream <html>\r\n{{{\n\nevent: ???\ndata: {broken json\n\n"
 

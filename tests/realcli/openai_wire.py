@@ -29,6 +29,14 @@ _ERRORS: dict[ReplyKind, tuple[int, str, str, str]] = {
         "invalid_api_key",
         "Incorrect API key provided.",
     ),
+    # OpenAI's own words for a request past the model's context window
+    ReplyKind.CONTEXT_OVERFLOW: (
+        400,
+        "invalid_request_error",
+        "context_length_exceeded",
+        "This model's maximum context length is 128000 tokens. However, your messages "
+        "resulted in 210000 tokens. Please reduce the length of the messages.",
+    ),
 }
 
 

@@ -19,6 +19,7 @@ class ReplyKind(enum.Enum):
     SERVER_ERROR = "server_error"  # 500 api_error
     AUTH_ERROR = "auth_error"  # 401 authentication_error
     GARBAGE = "garbage"  # 200 text/event-stream carrying bytes that are not the protocol
+    CONTEXT_OVERFLOW = "context_overflow"  # 400: the provider's "prompt too long" (issue 32)
 
 
 GREETING = "hello from the mock\n"  # what the mock's write_file writes unless told otherwise

@@ -309,6 +309,8 @@ def test_cleaned_log_gives_the_same_record(tmp_path: Path) -> None:
         ("result 74 (rate_limited, rate_limited)", "rate_limited", 74),
         ("result 75 (failure, no_work)", "no_work", 75),
         ("result 75", "no_work", 75),
+        ("result 76 (failure, context_exhausted)", "context_exhausted", 76),
+        ("result 76", "context_exhausted", 76),
         ("result 8 (fatal, fatal)", "fatal", 8),
         ("result 137 (failure, signal)", "failure", 137),
         ("result 124", "timeout", 124),

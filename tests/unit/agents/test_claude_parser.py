@@ -173,17 +173,39 @@ def test_the_reset_hints_are_kept() -> None:
 
 
 def test_an_error_result_without_a_known_cause_is_not_classified() -> None:
-    parser, lines = feed(result(is_error=True, subtype="error_max_turns", result=""))
+    parser, lines = feed(result(is_error=True, subtype="error_max_budget_usd", result=""))
     assert parser.signals.error is None
     assert parser.signals.last_turn_ok is False
-    assert lines == ["error: error_max_turns (status None)"]
+    assert lines == ["error: error_max_budget_usd (status None)"]
+
+
+# The documented shape of a turn cut at --max-turns (claude's SDK `result` subtypes; not
+# recordable against the mock, which cannot make claude count turns): with or without is_error.
+@pytest.mark.parametrize("is_error", [True, False])
+def test_max_turns_is_context_exhaustion(is_error: bool) -> None:
+    parser, lines = feed(INIT, result(is_error=is_error, subtype="error_max_turns", result=""))
+    assert parser.signals.error is not None
+    assert parser.signals.error.kind is ErrorKind.CONTEXT
+    assert parser.signals.last_turn_ok is False
+    assert lines[-1] == "error: error_max_turns (status None)"
+
+
+def test_prompt_too_long_is_context_exhaustion_in_the_result_and_the_synthetic_message() -> None:
+    """claude 2.1.330's own words against the mock's 400 (tests/fixtures/realcli/claude)."""
+    words = "Prompt is too long · the request is ~210000 tokens (limit 200000)"
+    for event in (result(is_error=True, result=words),
+                  assistant({"type": "text", "text": words}, error="invalid_request")):
+        parser, _ = feed(INIT, event)
+        assert parser.signals.error is not None
+        assert parser.signals.error.kind is ErrorKind.CONTEXT
 
 
 def test_agent_content_never_classifies() -> None:
     """AC-33: limit phrases in assistant text, tool input and tool output are just content."""
     phrases = ("hit your limit", "Provider returned error",
                "The model returned no assistant messages", '"error":"rate_limit"',
-               "API Error: 500", "Invalid API key")
+               "API Error: 500", "Invalid API key", "Prompt is too long",
+               "maximum context length", "error_max_turns")
     text = " / ".join(phrases)
     parser, _ = feed(
         INIT,

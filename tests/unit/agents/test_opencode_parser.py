@@ -129,6 +129,16 @@ def test_tool_calls_and_assistant_text_are_counted() -> None:
         (b"\x1b[91m\x1b[1mError: \x1b[0mrun ended with an auto-rejected permission",
          ErrorKind.FATAL, None),
         (b"\x1b[91mError: \x1b[0mSomething exploded", ErrorKind.PROVIDER, None),
+        # opencode 1.18 and kilo 7.7 against the mock's 400 (tests/fixtures/realcli)
+        (error("ContextOverflowError", "This model's maximum context length is 128000 "
+               "tokens. However, your messages resulted in 210000 tokens."),
+         ErrorKind.CONTEXT, None),
+        (error("ContextOverflowError", "Compaction exhausted: context still exceeds model "
+               "limits after 3 attempts"), ErrorKind.CONTEXT, None),
+        (error("APIError", "prompt is too long: 210000 tokens > 200000 maximum", 400),
+         ErrorKind.CONTEXT, 400),
+        (b"\x1b[91m\x1b[1mError: \x1b[0mThis model's maximum context length is 128000 tokens",
+         ErrorKind.CONTEXT, None),
     ],
 )
 def test_classification(item: dict[str, Any] | bytes, kind: ErrorKind,
@@ -136,6 +146,20 @@ def test_classification(item: dict[str, Any] | bytes, kind: ErrorKind,
     parser, _ = feed(item)
     assert parser.signals.error is not None
     assert (parser.signals.error.kind, parser.signals.error.status) == (kind, status)
+
+
+def test_work_after_a_compaction_clears_the_context_overflow() -> None:
+    """opencode and kilo compact after an overflow (tests/fixtures/realcli/*/context_overflow):
+    a tool call after it means the conversation went on; another overflow counts again."""
+    overflow = error("ContextOverflowError", "maximum context length is 128000 tokens")
+    tool = event("tool_use", {"tool": "write", "state": {"status": "completed",
+                                                         "input": {"filePath": "a.py"}}})
+    parser, _ = feed(overflow, event("text", {"type": "text", "text": "summary"}), finish(),
+                     tool, finish())
+    assert parser.signals.error is None
+    parser, _ = feed(overflow, tool, overflow)
+    assert parser.signals.error is not None
+    assert parser.signals.error.kind is ErrorKind.CONTEXT
 
 
 def test_reset_headers_are_read_case_insensitively() -> None:
@@ -148,7 +172,7 @@ def test_reset_headers_are_read_case_insensitively() -> None:
 def test_agent_content_never_classifies() -> None:
     """AC-33: phrases in text and tool output are content, not signals."""
     text = ('hit your limit; Provider returned error; The model returned no assistant '
-            'messages; "error":"rate_limit"; Error: 429')
+            'messages; "error":"rate_limit"; Error: 429; maximum context length exceeded')
     parser, _ = feed(
         event("text", {"type": "text", "text": text}),
         event("tool_use", {"tool": "write", "state": {

@@ -34,6 +34,8 @@ EXPECTED: dict[str, tuple[ErrorKind | None, int | None]] = {
     "server_error": (ErrorKind.PROVIDER, 72),
     "garbage": (ErrorKind.PROVIDER, 72),
     "stall.relaunch": (None, 0),
+    # the mock answers with the provider's context-length error (issue 32)
+    "context_overflow": (ErrorKind.CONTEXT, 76),
 }
 
 
@@ -104,6 +106,21 @@ def test_recorded_transcript(cli: str, stdout: Path) -> None:
         verdict = classify(EndCause.EXITED, status, signals,
                            exit1_success=ADAPTERS[cli].exit1_success)
         assert verdict.result == result
+
+
+@pytest.mark.parametrize("cli", ["claude-code", "opencode", "kilocode"])
+def test_context_overflow_is_its_own_result_whichever_way_the_cli_ends(cli: str) -> None:
+    """claude and kilo exit 1; opencode compacts and retries without end until aidd kills it
+    as lingering after its failed turn: each is 76, never a provider error (issue 32)."""
+    folder = {"claude-code": "claude", "opencode": "opencode", "kilocode": "kilo"}[cli]
+    path = FIXTURES / folder / "context_overflow.stdout"
+    if not path.exists():
+        pytest.skip("not recorded")
+    parser, rendered, _ = replay(cli, path)
+    for cause, status in ((EndCause.EXITED, 1), (EndCause.LINGER, None)):
+        verdict = classify(cause, status, parser.signals, exit1_success=True)
+        assert (verdict.result, verdict.reason.value) == (76, "context_exhausted")
+    assert any("too long" in line or "context length" in line for line in rendered)
 
 
 def test_claude_persistent_limit_keeps_its_message() -> None:

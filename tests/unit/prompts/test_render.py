@@ -78,7 +78,8 @@ ALLOWED = {
     "nudge": {"silence"},
     "gate": {"red", "report"},
     "last_attempt": {"failed", "number", "result", "ending", "files", "more_files",
-                     "transcript", "advice", "previous_run"},
+                     "transcript", "advice", "previous_run", "handoff", "plan",
+                     "last_message"},
 }
 
 

@@ -38,6 +38,8 @@ TABLE: dict[str, tuple[list[dict[str, Any]], Verdict]] = {
     "provider_error": (run(*FOUR_OK, end_of(5, "provider_error", result=72)), Verdict.ATTENTION),
     "no_assistant": (run(*FOUR_OK, end_of(5, "no_assistant", result=70)), Verdict.ATTENTION),
     "no_work": (run(*FOUR_OK, end_of(5, "no_work", result=75)), Verdict.ATTENTION),
+    "context_exhausted": (run(*FOUR_OK, end_of(5, "context_exhausted", result=76)),
+                          Verdict.ATTENTION),
     "hung": (run(*FOUR_OK, end_of(5, "idle_timeout", result=71)), Verdict.ATTENTION),
     "wall_timeout": (run(*FOUR_OK, end_of(5, "wall_timeout", result=124)), Verdict.ATTENTION),
     "other_failures": (run(*FOUR_OK, end_of(5, "exit_status", result=2)), Verdict.ATTENTION),

@@ -125,3 +125,54 @@ def test_the_module_stays_within_its_documented_size(tmp_path: Path) -> None:
     plain = make_context(paths, PromptKind.CODING, "opencode")
     size = len(renderer.render("_common/last_attempt.md", replace(plain, last_attempt=info)))
     assert 7000 < size <= 8000
+
+
+CLAUDE_PLAN = ('tool: TodoWrite (toolu_01abcdef…) {"todos":[{"content":"Add the cart total",'
+               '"status":"completed","activeForm":"x"},{"content":"Test the discount",'
+               '"status":"in_progress","activeForm":"y"}]}')
+
+
+def test_context_exhaustion_hands_off_the_plan_the_last_message_and_the_files(
+        loop: Loop) -> None:
+    """Issue 32: after result 76 the next prompt carries aidd's hand-off instead of the log's
+    last lines; the attempt after a success hears nothing."""
+    exhausted = failure(ExitCode.CONTEXT_EXHAUSTED, Reason.CONTEXT_EXHAUSTED,
+                        message="Prompt is too long", edit=_write("cart.py"), rendered=(
+                            "assistant: an early message", CLAUDE_PLAN,
+                            "assistant: The total works; next the discount.",
+                            "  It lives in src/cart.py.", "result: toolu_01abc… ok"))
+    run = loop.run(exhausted, success(), success(), max_iterations=3)
+    assert run.code == 0, run.console
+    second, third = (r.prompt for r in run.session.requests[1:])
+    assert ("Attempt 001 ended with result 76: its conversation ran out of context or turns: "
+            "Prompt is too long.") in second
+    assert "Files it changed: src/cart.py" in second
+    assert "- [completed] Add the cart total\n- [in_progress] Test the discount" in second
+    assert "The total works; next the discount.\nIt lives in src/cart.py." in second
+    assert "an early message" not in second
+    assert "The last lines of its log" not in second
+    assert "This time: This is a new conversation" in second
+    assert HEADING not in third
+
+
+def test_the_hand_off_stays_within_the_documented_size(tmp_path: Path) -> None:
+    """At its caps the hand-off is no longer than the log tail it replaces (docs/templates.md)."""
+    todos = ",".join(f'{{"content":"{"c" * 400}","status":"pending"}}' for _ in range(50))
+    log = tmp_path / "001.log"
+    log.write_text(f"» tool: todowrite {{\"todos\":[{todos}]}} [completed]\n"
+                   f"» assistant: {'m' * 5000}\n" + "».  \n" * 3)
+    outcome = SessionOutcome(76, Outcome.FAILURE, Reason.CONTEXT_EXHAUSTED, 1, 1.0, 10,
+                             message="x" * 500)
+    attempt = Attempt(999, Selection(PromptKind.CODING, "x"), outcome, None,
+                      Cost(None, False, None), tuple("p" * 500 + str(n) for n in range(100)))
+    info = summarise(attempt, (), tmp_path, log)
+    assert info is not None
+    assert info.handoff
+    assert info.transcript == ""
+    assert len(info.plan) <= 1600
+    assert len(info.last_message) == 1500
+    paths = ProjectPaths(tmp_path)
+    renderer = PromptRenderer.for_project(paths)
+    plain = make_context(paths, PromptKind.CODING, "opencode")
+    size = len(renderer.render("_common/last_attempt.md", replace(plain, last_attempt=info)))
+    assert size <= 8000

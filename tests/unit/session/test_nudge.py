@@ -149,6 +149,19 @@ def test_a_nudge_before_the_conversation_holds_the_task_carries_the_task(
     assert (event["delivered"], event["with_task"], event["task_check"]) == (True, True, check)
 
 
+def test_an_exhausted_conversation_is_never_resumed() -> None:
+    """Issue 32: out of context or turns, the conversation cannot take one more message; the
+    relaunch starts a new one with the task, even when the conversation id is known."""
+    nudge, events = nudger("opencode")
+    agent = FakeAttempt(listed="ses_2", held=True)
+    agent.signals.conversation_id = "ses_1"
+    agent.signals.note_error(ErrorSignal(ErrorKind.CONTEXT, "maximum context length"))
+    nudge.nudge(agent, 5.0)
+    assert agent.steps == ["interrupt", f"relaunch None {WITH_TASK}"]
+    assert agent.said[-1] == "  starting a new conversation"
+    assert (events.emitted[0]["with_task"], events.emitted[0]["conversation"]) == (True, None)
+
+
 def test_a_listed_conversation_holding_the_prompt_gets_the_nudge_alone() -> None:
     nudge, events = nudger("opencode")
     agent = FakeAttempt(listed="ses_2", held=True)

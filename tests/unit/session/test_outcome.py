@@ -46,6 +46,12 @@ def signals(error: ErrorKind | None = None, assistant: bool = True, ok: bool = T
         (L, 143, signals(ErrorKind.PROVIDER, ok=False), True,
          (72, Outcome.FAILURE, Reason.PROVIDER_ERROR)),
         (S, 143, signals(ErrorKind.RATE_LIMIT), False, (124, Outcome.FAILURE, Reason.SIGNAL)),
+        # 76: out of context or turns, whatever the status; a timeout still wins (issue 32)
+        (E, 1, signals(ErrorKind.CONTEXT), True,
+         (76, Outcome.FAILURE, Reason.CONTEXT_EXHAUSTED)),
+        (L, 143, signals(ErrorKind.CONTEXT, ok=False), True,
+         (76, Outcome.FAILURE, Reason.CONTEXT_EXHAUSTED)),
+        (W, 143, signals(ErrorKind.CONTEXT), False, (124, Outcome.FAILURE, Reason.WALL_TIMEOUT)),
     ],
 )
 def test_classify(cause: EndCause, status: int, sig: Signals, exit1: bool,
