@@ -4,14 +4,12 @@ the files before and after it, and set back to not done when the gate says the w
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
-from aidd.fsio import write_atomic
-from aidd.project import featurestate, jsonfile
+from aidd.project import featurestate
 from aidd.project.features import load_features
-from aidd.project.featurescan import project_root, read_feature
+from aidd.project.featurescan import reread, rewrite
 from aidd.project.paths import ProjectPaths
 
 
@@ -31,22 +29,18 @@ def revert(paths: ProjectPaths, locations: list[str], note: str) -> list[str]:
     re-reading it first (the agent or AutoMaker may have changed it since); returns the
     locations changed. A file that is no longer done, or cannot be read as an object, is left
     alone. Every other key keeps its value and place."""
-    root = project_root(paths)
     changed = []
     for location in locations:
         try:
-            raw = read_feature(location, root)
-            data = jsonfile.loads(raw) if raw is not None else None
+            data = reread(paths, location)
         except (OSError, ValueError):
             continue
-        if not isinstance(data, dict) or not featurestate.is_done(data):
+        if data is None or not featurestate.is_done(data):
             continue
         data["passes"] = False
         if data.get("status") in featurestate.DONE_STATUSES:
             data["status"] = "in_progress"
         data["gateNote"] = note
-        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-        write_atomic(paths.root / os.path.relpath(location, paths.root), text,
-                     root=paths.root)
+        rewrite(paths, location, data)
         changed.append(location)
     return changed

@@ -6,7 +6,6 @@ write. Every other key keeps its value and place; the file is replaced atomicall
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -14,9 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from aidd.errors import NotFoundError, UsageError, ValidationError, shown
-from aidd.fsio import write_atomic
 from aidd.project import featurerules, featurestate, jsonfile
-from aidd.project.featurescan import FEATURE_FILE, project_root, read_feature
+from aidd.project.featurescan import FEATURE_FILE, project_root, read_feature, rewrite
 from aidd.project.paths import ProjectPaths
 
 USAGE = ("usage: aidd feature set ID KEY=VALUE... [--project-dir DIR]\n"
@@ -90,8 +88,7 @@ def edit_feature(paths: ProjectPaths, fid: str, changes: dict[str, Any], now: da
     if errors:
         raise ValidationError(f"aidd feature: refused, AutoMaker would reject the result: "
                               f"{'; '.join(errors)}")
-    write_atomic(paths.root / os.path.relpath(location, paths.root),
-                 json.dumps(merged, indent=2, ensure_ascii=False) + "\n", root=paths.root)
+    rewrite(paths, location, merged)
     changed = tuple((k, data.get(k), v) for k, v in changes.items() if data.get(k) != v)
     return Edit(fid, changed)
 

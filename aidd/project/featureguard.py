@@ -11,16 +11,13 @@ wrote within the same instant) is not seen; `aidd feature set` avoids the race a
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from dataclasses import dataclass
 from typing import Any
 
-from aidd.fsio import write_atomic
-from aidd.project import jsonfile
 from aidd.project.features import load_features
-from aidd.project.featurescan import FEATURE_FILE, project_root, read_feature
+from aidd.project.featurescan import FEATURE_FILE, reread, rewrite
 from aidd.project.paths import ProjectPaths
 
 AGENT_KEYS = frozenset({"status", "passes", "updatedAt", "gateNote"})
@@ -39,7 +36,6 @@ class FeatureGuard:
 
     def __init__(self, paths: ProjectPaths) -> None:
         self.paths = paths
-        self._root = project_root(paths)
         self._top = str(paths.features) + os.sep
         self._lock = threading.Lock()
         self._start: dict[str, dict[str, Any]] = {}
@@ -86,17 +82,13 @@ class FeatureGuard:
                     data.pop(key, None)
                 else:
                     data[key] = edits[key]
-            write_atomic(self.paths.root / os.path.relpath(location, self.paths.root),
-                         json.dumps(data, indent=2, ensure_ascii=False) + "\n",
-                         root=self.paths.root)
+            rewrite(self.paths, location, data)
             name = os.path.relpath(location.rpartition(os.sep)[0], self.paths.features)
             restored.append(Restored(name, tuple(lost)))
         return restored
 
     def _read(self, location: str) -> dict[str, Any] | None:
         try:
-            raw = read_feature(location, self._root)
-            data = jsonfile.loads(raw) if raw is not None else None
+            return reread(self.paths, location)
         except (OSError, ValueError):
             return None
-        return data if isinstance(data, dict) else None

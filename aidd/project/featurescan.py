@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
+from typing import Any
 
-from aidd.fsio import FileTooLargeError
-from aidd.project import limits
+from aidd.fsio import FileTooLargeError, write_atomic
+from aidd.project import jsonfile, limits
 from aidd.project.paths import ProjectPaths
 
 # Symlinked directories are not walked; a symlinked feature.json is read only when it leads to a
@@ -101,6 +103,22 @@ def read_feature(path: str, root: str) -> bytes | None:
         except FileNotFoundError:
             return None
     return _read_regular(fd, path)
+
+
+def reread(paths: ProjectPaths, location: str) -> dict[str, Any] | None:
+    """The feature file at `location` as it is now (someone may have changed it since it was
+    scanned): its object, or None when there is none to read there. Raises OSError when it
+    cannot be read, ValueError when it is not JSON."""
+    raw = read_feature(location, project_root(paths))
+    data = jsonfile.loads(raw) if raw is not None else None
+    return data if isinstance(data, dict) else None
+
+
+def rewrite(paths: ProjectPaths, location: str, data: dict[str, Any]) -> None:
+    """`data` as the feature file at `location`, every key in its place, written atomically
+    and never through a link (fsio)."""
+    write_atomic(paths.root / os.path.relpath(location, paths.root),
+                 json.dumps(data, indent=2, ensure_ascii=False) + "\n", root=paths.root)
 
 
 def _read_regular(fd: int, path: str) -> bytes | None:

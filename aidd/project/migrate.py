@@ -5,17 +5,15 @@ AutoMaker's done (`verified`) after a checkpoint, so `--rollback` undoes it."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from aidd.fsio import write_atomic
-from aidd.project import featurestate, jsonfile
+from aidd.project import featurestate
 from aidd.project.checkpoints import CheckpointStore
 from aidd.project.features import load_features
-from aidd.project.featurescan import project_root, read_feature
+from aidd.project.featurescan import reread, rewrite
 from aidd.project.paths import ProjectPaths
 
 # The statuses earlier aidd versions wrote next to `passes: true` for finished work.
@@ -56,20 +54,17 @@ def migrate_features(paths: ProjectPaths, store: CheckpointStore) -> Migration:
     if not wanted:
         return Migration(None, ())
     saved = store.record(LABEL).ref
-    root = project_root(paths)
     changed = []
     for location in wanted:
         try:
-            raw = read_feature(location, root)
-            data = jsonfile.loads(raw) if raw is not None else None
+            data = reread(paths, location)
         except (OSError, ValueError):
             continue
-        if not isinstance(data, dict) or not needs_migration(data):
+        if data is None or not needs_migration(data):
             continue
         old = data["status"]
         data["status"] = featurestate.FINISHED_STATUS
-        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-        write_atomic(paths.root / os.path.relpath(location, paths.root), text, root=paths.root)
+        rewrite(paths, location, data)
         changed.append(Migrated(os.path.relpath(location.rpartition(os.sep)[0], paths.features),
                                 old))
     return Migration(saved, tuple(changed))
