@@ -14,11 +14,11 @@ from aidd.project.git import Git, GitError
 _SKIP_DIRS = frozenset({".automaker", ".git", "node_modules"})
 
 
-def fingerprint(root: Path, environ: Mapping[str, str] | None = None) -> str:
+def fingerprint(root: Path, environ: Mapping[str, str]) -> str:
     """In a git work tree: HEAD plus (path, size, mtime) of changed and untracked files;
     elsewhere: (path, size, mtime) of every regular file. git runs isolated (project/git):
     no fsmonitor or filter of the project's runs inside aidd."""
-    entries = _git_entries(root, os.environ if environ is None else environ)
+    entries = _git_entries(root, environ)
     return _digest(_walk_entries(root) if entries is None else entries)
 
 

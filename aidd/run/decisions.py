@@ -175,7 +175,7 @@ def stuck(plan: RunPlan, journal: Journal, state: PhaseState,
     fingerprint now."""
     if plan.settings.max_iterations is not None or attempt.fingerprint_before is None:
         return False, None
-    after = fingerprint(plan.paths.root)
+    after = fingerprint(plan.paths.root, plan.settings.environ)
     if after != attempt.fingerprint_before:
         state.stuck, state.stuck_numbers = 0, ()
     elif attempt.outcome.outcome is Outcome.SUCCESS or attempt.outcome.reason is Reason.NO_WORK:

@@ -93,10 +93,11 @@ class IterationRunner:
         prompt = self._render(state, number, selection, model, plan.renderer.render_prompt(context))
         nudge = plan.renderer.render_nudge(context.with_nudge(plan.settings.idle_nudge_timeout))
         start = self.checkpoints.record(number)
-        was = nowork.look_before(plan.paths.root, start, before)
+        was = nowork.look_before(plan.paths.root, plan.settings.environ, start, before)
         outcome = self._run_attempt(self._request(state, number, selection, model, prompt, nudge))
         end = self.checkpoints.record(number, "-end")
-        outcome = nowork.judge(plan.paths.root, journal, outcome, was, end)
+        outcome = nowork.judge(plan.paths.root, plan.settings.environ, journal, outcome, was,
+                               end)
         cost = attempt_cost(outcome.tokens, outcome.cost_usd, outcome.model or model,
                             refused=dict(outcome.refused).get(COST_FIELD))
         self._warn_refused(number, outcome, cost)
@@ -137,7 +138,9 @@ class IterationRunner:
         """Stuck detection runs only without --max-iterations (SUP-70)."""
         if self.plan.settings.max_iterations is not None:
             return None
-        return carried if carried is not None else fingerprint(self.plan.paths.root)
+        if carried is not None:
+            return carried
+        return fingerprint(self.plan.paths.root, self.plan.settings.environ)
 
     def _render(self, state: PhaseState, number: int, selection: Selection, model: str | None,
                 text: str) -> str:

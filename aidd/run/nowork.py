@@ -3,6 +3,7 @@ to the project and with hardly any text did nothing; it becomes result 75, a fai
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,13 +29,14 @@ class Before:
     metadata: str | None = None
 
 
-def look_before(root: Path, start: Checkpoint | None, stuck_fingerprint: str | None) -> Before:
+def look_before(root: Path, environ: Mapping[str, str], start: Checkpoint | None,
+                stuck_fingerprint: str | None) -> Before:
     """Free with checkpoints (the `NNN` and `NNN-end` trees are compared); without them, the
     stuck fingerprint when one was taken (the one carried from the last stuck check predates
     the copy-list sync: what sync writes then reads as a change, never as no work)."""
     if start is not None:
         return Before(tree=start.tree)
-    return Before(fingerprint=stuck_fingerprint or fingerprint(root),
+    return Before(fingerprint=stuck_fingerprint or fingerprint(root, environ),
                   metadata=metadata_fingerprint(root))
 
 
@@ -46,19 +48,20 @@ def candidate(outcome: SessionOutcome) -> bool:
             and outcome.tool_calls == 0 and outcome.assistant_chars < SMALL_TEXT_CHARS)
 
 
-def unchanged(root: Path, before: Before, end: Checkpoint | None) -> bool:
+def unchanged(root: Path, environ: Mapping[str, str], before: Before,
+              end: Checkpoint | None) -> bool:
     """The project holds the same files as before; unknown (the `NNN-end` checkpoint failed)
     counts as changed, so no work is never guessed."""
     if before.tree is not None:
         return end is not None and end.tree == before.tree
-    return (fingerprint(root) == before.fingerprint
+    return (fingerprint(root, environ) == before.fingerprint
             and metadata_fingerprint(root) == before.metadata)
 
 
-def judge(root: Path, journal: Journal, outcome: SessionOutcome, before: Before,
-          end: Checkpoint | None) -> SessionOutcome:
+def judge(root: Path, environ: Mapping[str, str], journal: Journal, outcome: SessionOutcome,
+          before: Before, end: Checkpoint | None) -> SessionOutcome:
     """The attempt's outcome, as result 75 when it did no work, said in one line."""
-    if not (candidate(outcome) and unchanged(root, before, end)):
+    if not (candidate(outcome) and unchanged(root, environ, before, end)):
         return outcome
     ended = "exited 0" if outcome.exit_status == 0 else "ended"
     journal.say(f"no work: the agent {ended} without a tool call or a change "

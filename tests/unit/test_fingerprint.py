@@ -41,35 +41,35 @@ def project(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
 
 
 def test_automaker_writes_are_not_changes(project: Path) -> None:
-    before = fingerprint(project)
+    before = fingerprint(project, os.environ)
     touch(project / ".automaker" / "iterations" / "001.log", "log", 1)
     touch(project / ".automaker" / "status.md", "status", 2)
-    assert fingerprint(project) == before
+    assert fingerprint(project, os.environ) == before
 
 
 def test_every_edit_of_an_already_modified_file_is_a_change(project: Path) -> None:
     touch(project / "main.py", "print(2)\n", 10**18)
-    first = fingerprint(project)
+    first = fingerprint(project, os.environ)
     touch(project / "main.py", "print(3)\n", 10**18 + 10**9)
-    assert fingerprint(project) != first
+    assert fingerprint(project, os.environ) != first
 
 
 def test_a_new_untracked_file_and_a_commit_are_changes(project: Path) -> None:
-    before = fingerprint(project)
+    before = fingerprint(project, os.environ)
     touch(project / "new.py", "x", 5)
-    untracked = fingerprint(project)
+    untracked = fingerprint(project, os.environ)
     assert untracked != before
     git(project, "add", "-A")
     git(project, "commit", "-qm", "more")
-    assert fingerprint(project) not in (before, untracked)
+    assert fingerprint(project, os.environ) not in (before, untracked)
 
 
 def test_outside_git_the_tree_is_hashed(tmp_path: Path) -> None:
     root = tmp_path / "plain"
     touch(root / "src" / "a.txt", "a", 1)
-    before = fingerprint(root)
+    before = fingerprint(root, os.environ)
     touch(root / ".automaker" / "x.log", "x", 2)
     touch(root / "node_modules" / "m.js", "m", 3)
-    assert fingerprint(root) == before
+    assert fingerprint(root, os.environ) == before
     touch(root / "src" / "a.txt", "b", 4)
-    assert fingerprint(root) != before
+    assert fingerprint(root, os.environ) != before

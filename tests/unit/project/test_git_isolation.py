@@ -169,7 +169,7 @@ def test_the_fingerprint_runs_no_fsmonitor_of_the_repository(tmp_path: Path) -> 
     root, markers = hostile_project(tmp_path)
     git(root, "config", "core.fsmonitor", marker_program(tmp_path / "programs", markers,
                                                           "fsmonitor-only"))
-    fingerprint(root)
+    fingerprint(root, os.environ)
     assert ran(markers) == []
 
 
