@@ -19,11 +19,13 @@ MAX_POINTS = 800  # a line chart's points, at most (the last point is always exa
 # (key, label, colour) by how an attempt ended; the worst first.
 # A result's class and label are its name in aidd.errors (the timeouts share one class).
 _TIMEOUT = RESULTS[ExitCode.TIMEOUT_OR_SIGNAL].key
-_RATE_LIMITED, _NO_WORK, _SUCCESS = (
-    RESULTS[code].key for code in (ExitCode.RATE_LIMITED, ExitCode.NO_WORK, ExitCode.SUCCESS))
+_EXHAUSTED, _RATE_LIMITED, _NO_WORK, _SUCCESS = (
+    RESULTS[code].key for code in (ExitCode.CONTEXT_EXHAUSTED, ExitCode.RATE_LIMITED,
+                                   ExitCode.NO_WORK, ExitCode.SUCCESS))
 CLASSES = (("fatal", "fatal", "#7b3fb5"), ("gate_red", "gate newly red", "#b3001b"),
            ("failure", "failure", "#d64545"),
            (_TIMEOUT, ", ".join(result_words(code) for code in TIMEOUTS), "#e8793a"),
+           (_EXHAUSTED, result_words(ExitCode.CONTEXT_EXHAUSTED), "#c9a227"),
            (_RATE_LIMITED, result_words(ExitCode.RATE_LIMITED), "#e0a526"),
            (_NO_WORK, result_words(ExitCode.NO_WORK), "#9aa0a6"),
            (_SUCCESS, result_words(ExitCode.SUCCESS), "#2e9d4c"))
@@ -33,17 +35,21 @@ _LABEL_PX = 7  # the width of one digit of an attempt's label, in the chart's pi
 _TICKS = (60, 300, 600, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800)
 
 
+_BY_RESULT: dict[int, str] = {
+    ExitCode.CONTEXT_EXHAUSTED: _EXHAUSTED,  # it worked, then ran out of room
+    ExitCode.RATE_LIMITED: _RATE_LIMITED, ExitCode.NO_WORK: _NO_WORK,
+    **{code: _TIMEOUT for code in TIMEOUTS}}
+
+
 def result_class(attempt: AttemptRow) -> str:
     if attempt.outcome == "fatal":
         return "fatal"
     if attempt.gate_red:
         return "gate_red"
-    if attempt.result in TIMEOUTS:
-        return _TIMEOUT
-    if attempt.result == ExitCode.RATE_LIMITED or attempt.outcome == "rate_limited":
+    if (key := _BY_RESULT.get(attempt.result)) is not None:
+        return key
+    if attempt.outcome == "rate_limited":
         return _RATE_LIMITED
-    if attempt.result == ExitCode.NO_WORK:
-        return _NO_WORK
     return _SUCCESS if attempt.outcome == "success" else "failure"
 
 

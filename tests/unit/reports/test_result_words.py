@@ -38,3 +38,19 @@ def test_the_words_for_124_are_the_same_in_every_table(tmp_path: Path) -> None:
     assert words in legend  # the chart's legend names the same result the table names
     assert legend in html
     assert html.count(f"124 {words} (") == len(timeouts)  # each attempt's tooltip
+
+
+def test_context_exhaustion_has_its_own_colour_in_the_chart(tmp_path: Path) -> None:
+    """Result 76 was drawn as a plain failure: it is its own result, with its own legend."""
+    night = Night(tmp_path, git_project=False, checkpoints=False)
+    night.start_run()
+    night.attempt(76, reason="context_exhausted")
+    night.attempt(1, reason="exit_nonzero")
+    night.end_run("done", 0)
+    report = build_report(night.paths, SINCE, night.clock.now() + timedelta(hours=1),
+                          os.environ)
+    exhausted, failed = report.attempts
+    assert svg.result_class(exhausted) == "context_exhausted" != svg.result_class(failed)
+    legend = {key: label for key, label, _ in svg.CLASSES}
+    assert legend["context_exhausted"] == result_words(ExitCode.CONTEXT_EXHAUSTED)
+    assert legend["context_exhausted"] in render_html(report)
