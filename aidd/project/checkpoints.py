@@ -36,7 +36,7 @@ RUNTIME_GLOBS = {".automaker/aidd-crash-*": ".automaker", "**/.aidd-tmp-*": "",
 # The metadata a rollback restores: recorded even when the user's .gitignore hides .automaker/.
 METADATA = (".automaker/features", ".automaker/todo.md", ".automaker/CHANGELOG.md")
 # Who the checkpoint commits say made them: no git identity needs to be configured.
-_IDENTITY = {"GIT_AUTHOR_NAME": "aidd", "GIT_AUTHOR_EMAIL": "aidd@localhost",
+IDENTITY = {"GIT_AUTHOR_NAME": "aidd", "GIT_AUTHOR_EMAIL": "aidd@localhost",
              "GIT_COMMITTER_NAME": "aidd", "GIT_COMMITTER_EMAIL": "aidd@localhost"}
 # A run id as aidd makes them (events.make_run_id): its UTC start, then its pid. Only refs of
 # such runs are listed, pruned or rolled back to; a planted "refs/aidd/checkpoints/x/001" is not.
@@ -131,7 +131,7 @@ class CheckpointStore:
         """git on the checkpoints' repository, with `index`."""
         repo = self.repo
         common = {} if repo.common_dir is None else {"GIT_COMMON_DIR": str(repo.common_dir)}
-        return Git(self.root, self._env, {**_IDENTITY, "GIT_DIR": str(repo.git_dir),
+        return Git(self.root, self._env, {**IDENTITY, "GIT_DIR": str(repo.git_dir),
                                           "GIT_WORK_TREE": str(repo.work_tree),
                                           "GIT_INDEX_FILE": str(index), **common})
 
@@ -164,15 +164,19 @@ class CheckpointStore:
         self._last, self._last_tree = commit, tree
         return Checkpoint(label, ref, commit, files, tree, head)
 
-    def tree(self, index: Path, force_metadata: bool = True) -> str:
+    def tree(self, index: Path, force_metadata: bool = True,
+             leave_out: tuple[str, ...] = ()) -> str:
         """The work tree's tree now, as a checkpoint records it (runtime files left out, the
-        metadata in even where .gitignore hides it, unless not `force_metadata`: a branch to
-        merge must not make tracked what the user ignores), built in `index` (a file under
-        the project) and written to the object store: no commit, no ref."""
+        metadata in even where .gitignore hides it), built in `index` (a file under the
+        project) and written to the object store: no commit, no ref. A branch to merge
+        (project/worktrees) forces no metadata in and leaves out `leave_out` (named in
+        `_ignored`'s list): what the user's repository does not track must not become
+        tracked by a merge."""
         env = self.git_at(index).pinned()
         self._seed_index(self.repo, index)
         ignored = self._ignored(env)
-        self.git(env, "add", "-A", "--", ".", *_excludes(ignored))
+        out = [f":(exclude){path}" for path in leave_out if path not in ignored]
+        self.git(env, "add", "-A", "--", ".", *_excludes(ignored), *out)
         # The metadata needs its own forced add only where the user's .gitignore hides it.
         metadata = [m for m in METADATA if force_metadata and m in ignored
                     and (self.root / m).exists()]

@@ -13,17 +13,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from aidd.fsio import read_file, unlink
+from aidd.fsio import make_dirs, read_file, unlink, write_atomic
 from aidd.project.approvals import data_home
 from aidd.project.checkpoints import INDEX, CheckpointError, CheckpointStore
+from aidd.project.featurescan import candidates, read_feature
 from aidd.project.git import Git, GitError, which
 from aidd.project.gitlayout import own_problem
+from aidd.project.paths import ProjectPaths
 
 BRANCH_PREFIX = "aidd/"
 # A feature id that may name a branch and a folder: git's ref rules and the file system's
 # are both met by this plain form; any other id (from an untrusted feature file) is refused.
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _KEY_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
+AUTOMAKER = ".automaker"
 QUEUE = ".queue"  # the merge queue's own worktree, beside the features' ones
 
 
@@ -103,7 +106,7 @@ class Worktrees:
             raise WorktreeError(f"{path} exists already")
         self.base.mkdir(parents=True, exist_ok=True)  # the user's data directory: trusted
         commit = self._out("rev-parse", "--verify", "--quiet", f"{start}^{{commit}}")
-        if self._ref(f"refs/heads/{branch}"):
+        if self.resolve(f"refs/heads/{branch}"):
             self._out("worktree", "add", "--quiet", str(path), branch)
         else:
             self._out("worktree", "add", "--quiet", "-b", branch, str(path), commit)
@@ -117,6 +120,14 @@ class Worktrees:
         paths = [Path(f.removeprefix("worktree ")) for f in out.out.decode(
             "utf-8", "surrogateescape").split("\0") if f.startswith("worktree ")]
         return [path for path in paths if path.parent == self.base]
+
+    def queue(self, start: str) -> Worktree:
+        """The merge queue's own worktree, detached at `start` (made on first use)."""
+        path = self.base / QUEUE
+        if not path.is_dir():
+            self.base.mkdir(parents=True, exist_ok=True)
+            self._out("worktree", "add", "--quiet", "--detach", str(path), start)
+        return self._found(QUEUE, path)
 
     def listed(self) -> list[Worktree]:
         """The features' worktrees under this project's folder, whatever their branch."""
@@ -134,20 +145,21 @@ class Worktrees:
         new commit, or None when nothing changed."""
         store = CheckpointStore.of_worktree(tree.path, tree.git_dir, self.common, self.environ)
         try:
-            snapshot = store.tree(tree.path / INDEX, force_metadata=False)
+            snapshot = store.tree(tree.path / INDEX, force_metadata=False,
+                                  leave_out=() if self.tracks_metadata() else (AUTOMAKER,))
         except CheckpointError as exc:
             raise WorktreeError(f"{tree.path}: {exc}") from None
         finally:
             with contextlib.suppress(OSError):  # UnsafePathError: a link planted there
                 unlink(tree.path, tree.path / INDEX)
         ref = f"refs/heads/{tree.branch}"
-        old = self._ref(ref)
+        old = self.resolve(ref)
         git = self.git_in(tree)
-        parent = old or self._ref("HEAD", git)  # the agent deleted its branch
+        parent = old or self.resolve("HEAD", git)  # the agent deleted its branch
         if not parent:
             raise WorktreeError(f"{tree.path}: neither {tree.branch} nor its HEAD is a commit")
         made = None
-        if snapshot != self._ref(f"{parent}^{{tree}}"):
+        if snapshot != self.resolve(f"{parent}^{{tree}}"):
             made = self._out("commit-tree", snapshot, "-p", parent, "-m", message,
                              git=store.git_at(tree.path / INDEX))
         if (made or parent) != old:
@@ -155,6 +167,27 @@ class Worktrees:
         self._out("symbolic-ref", "HEAD", ref, git=git)
         self._out("reset", "--quiet", git=git)
         return made
+
+    def tracks_metadata(self) -> bool:
+        """The project's commit tracks files under `.automaker/`: its feature files travel with
+        the merge; else they travel by copy (`seed`, and back after a merge)."""
+        return bool(self._out("ls-tree", "--name-only", "HEAD", "--", AUTOMAKER))
+
+    def seed(self, tree: Worktree) -> list[str]:
+        """The project's feature metadata copied into a new worktree, so its agent sees the
+        board as it is now, tracked or not; read as feature files are (no link out, no FIFO).
+        The paths copied, relative."""
+        paths, copied = ProjectPaths(self.root), []
+        wanted = [Path(c) for c in candidates(paths)] + [paths.app_spec, paths.todo]
+        for source in wanted:
+            with contextlib.suppress(OSError):  # unreadable: the agent works without it
+                data = read_feature(str(source), str(self.root))
+                if data is not None:
+                    target = tree.path / source.relative_to(self.root)
+                    make_dirs(tree.path, target.parent)
+                    write_atomic(target, data, root=tree.path)
+                    copied.append(str(source.relative_to(self.root)))
+        return sorted(copied)
 
     def remove(self, tree: Worktree) -> None:
         """The worktree's folder and registration; its branch stays."""
@@ -218,7 +251,7 @@ class Worktrees:
                     return Worktree(feature_id, path, entry)
         raise WorktreeError(f"{path} is not a worktree of {self.root}")
 
-    def _ref(self, name: str, git: Git | None = None) -> str:
+    def resolve(self, name: str, git: Git | None = None) -> str:
         """The object `name` names, or "" (none, or git failed)."""
         try:
             done = (git or self.git()).run("rev-parse", "--verify", "--quiet", name)
