@@ -1,8 +1,9 @@
 """One merge of `--parallel N`'s queue, in git (docs/parallel.md): a feature's branch merged
-with `--no-ff` in the queue's own worktree, on the commit the project is on, so the project's
-checkout is untouched while the merge is made and gated; then, when asked (a green gate), the
-project's branch moved to it in one compare-and-swap and its checkout with it, never over a
-local change. A refused merge leaves the branch as it was: nothing is lost."""
+with `--no-ff` in the queue's own worktree, on the commit the project is on, so a conflict
+never touches the project's checkout; then the project's branch moved to it in one
+compare-and-swap and its checkout with it, never over a local change, for the gate to judge
+it there; moved back the same way when it is red. A refused merge leaves the feature's branch
+as it was: nothing is lost."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ class Candidate:
 
     old: str  # the project's commit it is made on
     commit: str  # the merge commit
-    path: Path  # the queue's worktree, holding the merged result (where the gate runs)
+    path: Path  # the queue's worktree, holding the merged result
 
 
 @dataclass(frozen=True)
@@ -62,11 +63,6 @@ class Merger:
             return Refused(MergeEnd.CONFLICT, f"{branch} does not merge{named}")
         return Candidate(old, self.trees.resolve("HEAD", git), queue.path)
 
-    def drop(self, made: Candidate) -> None:
-        """Undo a merge the gate found red: the queue's worktree back on the old commit (the
-        project never moved)."""
-        self._reset(self._git(self.trees.queue(made.old)), made.old)
-
     def advance(self, made: Candidate) -> Refused | None:
         """The project's branch and checkout moved to the merge; None when done. git refuses
         (and nothing moves) where a local change or an untracked file would be overwritten;
@@ -85,6 +81,18 @@ class Merger:
             return Refused(MergeEnd.CONFLICT, f"the project's branch moved on: {moved.why}",
                            moved_on=True)
         return None
+
+    def retreat(self, made: Candidate) -> str | None:
+        """Undo an advanced merge the gate found red: the branch back on the old commit (a
+        compare-and-swap) and the checkout with it. Why it could not be undone, or None."""
+        git = self.trees.git()
+        git.run("update-index", "-q", "--refresh")
+        done = git.run("read-tree", "-m", "-u", made.commit, made.old)
+        if not done.ok:  # the gate changed a file the merge brought: left as it is, said
+            return f"the checkout keeps the merge: {done.why}"
+        moved = git.run("update-ref", "-m", "aidd: merge undone", "HEAD", made.old,
+                        made.commit)
+        return None if moved.ok else f"the branch keeps the merge: {moved.why}"
 
     def _git(self, queue: Worktree) -> Git:
         return replace(self.trees.git_in(queue), environ={**self.trees.environ, **IDENTITY})

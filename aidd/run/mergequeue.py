@@ -18,7 +18,8 @@ from aidd.project.git import GitError
 from aidd.project.merging import Candidate, MergeEnd, Merger, Refused
 from aidd.project.worktrees import Worktree, WorktreeError, Worktrees
 
-# The gate on a merged result, run in that folder: True when green (against the run's baseline).
+# The gate on the merged result, run in the project's checkout: True when green (against the
+# run's baseline).
 MergedGate = Callable[[Path], bool]
 
 
@@ -93,13 +94,19 @@ class MergeQueue:
         return MergeReport(fid, MergeEnd.MERGED, commit=report.commit)
 
     def _attempt(self, finished: Finished) -> Candidate | Refused:
+        """Merged, moved into the project, gated there (its real environment, as the
+        baseline was), and moved back when red."""
         made = self.merger.merge(finished.tree.branch)
         if isinstance(made, Refused):
             return made
-        if not self.gate(made.path):
-            self.merger.drop(made)
-            return Refused(MergeEnd.MERGE_RED, "the gate on the merged result is red")
-        return self.merger.advance(made) or made
+        refused = self.merger.advance(made)
+        if refused is not None:
+            return refused
+        if self.gate(self.trees.root):
+            return made
+        stuck = self.merger.retreat(made)
+        return Refused(MergeEnd.MERGE_RED, "the gate on the merged result is red" + (
+            f"; {stuck}" if stuck else ""))
 
     def _carry_back(self, finished: Finished) -> None:
         """The feature's file as its agent left it, into the project (where `.automaker/` is

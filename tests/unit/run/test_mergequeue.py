@@ -1,6 +1,6 @@
 """run/mergequeue with real git: a clean merge moves the project's branch and checkout, a
-conflict and a red merged gate leave them as they were and send the feature back with its
-reason, the branch kept; the feature's file travels back whether `.automaker/` is tracked or
+conflict never touches them and a red merged gate is undone, both sending the feature back with
+its reason, the branch kept; the feature's file travels back whether `.automaker/` is tracked or
 not; a merge driver the repository names never runs."""
 
 from __future__ import annotations
@@ -77,8 +77,7 @@ def test_clean_merges_move_the_branch_and_the_checkout(tmp_path: Path, tracked: 
     assert git(root, "status", "--porcelain", "--untracked-files=no") == ""
     for fid in ("f1", "f2"):
         assert json.loads((root / FEATURE.format(fid)).read_text())["status"] == "verified"
-    assert len(gated) == 2
-    assert not gated[0].is_relative_to(root)  # the gate ran on the merged result, elsewhere
+    assert gated == [root, root]  # in the checkout, where the baseline was measured
     assert queue.reasons == {}
 
 
@@ -109,15 +108,19 @@ def test_a_red_merged_gate_is_undone(tmp_path: Path) -> None:
     root = project(tmp_path)
     trees = trees_of(root, tmp_path)
     before = git(root, "rev-parse", "HEAD")
-    queue = MergeQueue(trees, lambda where: not (where / "broken.py").exists())
+    seen: list[bool] = []
+    queue = MergeQueue(trees, lambda where: seen.append((where / "broken.py").exists()) or
+                       not seen[-1])
     finish(queue, work(trees, "f1", {"broken.py": "raise SystemExit(1)\n"}))
     [report] = queue.drain()
+    assert seen == [True]  # the gate judged the merged result
     assert report.end is MergeEnd.MERGE_RED
     assert queue.reasons["f1"].end is MergeEnd.MERGE_RED
     assert git(root, "rev-parse", "HEAD") == before
     assert not (root / "broken.py").exists()
     assert git(root, "show", "aidd/f1:broken.py") == "raise SystemExit(1)\n"
-    # The queue's worktree is back on the project's commit for the next merge.
+    assert git(root, "status", "--porcelain", "--untracked-files=no") == ""
+    # The next merge starts from the project's commit, without the red one.
     finish(queue, work(trees, "f2", {"fine.py": "ok\n"}))
     assert [r.end for r in queue.drain()] == [MergeEnd.MERGED]
     assert not (root / "broken.py").exists()
