@@ -216,8 +216,9 @@ class Worktrees:
             removed.append(str(path))
         self._out("worktree", "prune")
         kept, deleted = [], []
+        current = self.git().run("symbolic-ref", "--quiet", "HEAD").text
         for branch in self.branches():
-            if self.is_merged(branch):
+            if self.is_merged(branch) and current != f"refs/heads/{branch}":
                 self._out("update-ref", "-d", f"refs/heads/{branch}")
                 deleted.append(branch)
             else:

@@ -126,6 +126,15 @@ def test_a_vanished_worktree_folder_is_pruned(repo: Path, tmp_path: Path) -> Non
     assert "f1" not in git(repo, "worktree", "list")
 
 
+def test_the_branch_the_user_is_on_is_never_deleted(repo: Path, tmp_path: Path) -> None:
+    trees = make(repo, tmp_path)
+    trees.remove(trees.create("f1"))
+    git(repo, "checkout", "-q", "aidd/f1")
+    assert make(repo, tmp_path).clean_up().kept == ("aidd/f1",)
+    assert git(repo, "symbolic-ref", "HEAD").strip() == "refs/heads/aidd/f1"
+    git(repo, "rev-parse", "--verify", "HEAD")
+
+
 @pytest.mark.parametrize("fid", ["../x", "a/b", "-rf", ".hidden", "a..b", "x.lock", "a b",
                                  "", "x" * 101, "a.", "a@{1}", "é"])
 def test_an_id_that_cannot_be_a_branch_and_a_folder_is_refused(fid: str) -> None:
