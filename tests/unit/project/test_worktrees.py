@@ -179,3 +179,23 @@ def test_a_rewritten_dot_git_file_does_not_lead_aidds_git_elsewhere(repo: Path,
     trees.commit(tree, "aidd: f1")
     assert git(repo, "show", "aidd/f1:work.py") == "w\n"
     assert git(other, "for-each-ref") == ""
+
+
+def test_the_repositorys_filters_and_hooks_never_run(repo: Path, tmp_path: Path) -> None:
+    """A worktree's checkout, aidd's commit and the clean-up run no program the project's
+    config names (a smudge or clean filter, a post-checkout hook)."""
+    pwned = tmp_path / "pwned"
+    (repo / ".gitattributes").write_text("* filter=evil\n")
+    git(repo, "add", ".gitattributes")
+    git(repo, "commit", "-qm", "attributes")
+    git(repo, "config", "filter.evil.smudge", f"touch {pwned}; cat")
+    git(repo, "config", "filter.evil.clean", f"touch {pwned}; cat")
+    hook = repo / ".git" / "hooks" / "post-checkout"
+    hook.write_text(f"#!/bin/sh\ntouch {pwned}\n")
+    hook.chmod(0o755)
+    trees = make(repo, tmp_path)
+    tree = trees.create("f1")
+    (tree.path / "more.py").write_text("m\n")
+    trees.commit(tree, "aidd: f1")
+    trees.clean_up()
+    assert not pwned.exists()
