@@ -199,3 +199,23 @@ def test_the_repositorys_filters_and_hooks_never_run(repo: Path, tmp_path: Path)
     trees.commit(tree, "aidd: f1")
     trees.clean_up()
     assert not pwned.exists()
+
+
+def test_the_board_is_copied_in_and_no_link_leads_out(repo: Path, tmp_path: Path) -> None:
+    """An ignored `.automaker/` reaches the worktree by copy; a feature file planted as a link
+    to a file outside the project is not read into it."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the user's secret\n")
+    features = repo / ".automaker" / "features"
+    (features / "f1").mkdir(parents=True)
+    (features / "f1" / "feature.json").write_text('{"id": "f1"}')
+    (features / "leak").mkdir()
+    (features / "leak" / "feature.json").symlink_to(secret)
+    (repo / ".automaker" / "app_spec.txt").write_text("the spec\n")
+    trees = make(repo, tmp_path)
+    tree = trees.create("f1")
+    assert trees.seed(tree) == [".automaker/app_spec.txt",
+                                ".automaker/features/f1/feature.json"]
+    assert (tree.path / ".automaker/features/f1/feature.json").read_text() == '{"id": "f1"}'
+    assert not (tree.path / ".automaker/features/leak").exists()
+    assert not trees.tracks_metadata()
