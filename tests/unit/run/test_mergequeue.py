@@ -161,3 +161,34 @@ def test_a_merge_driver_the_repository_names_never_runs(tmp_path: Path) -> None:
     finish(queue, work(trees, "f2", {"app.py": "one\nf2\nthree\n"}))
     queue.drain()
     assert not (tmp_path / "pwned").exists()
+
+
+def test_a_commit_the_user_made_meanwhile_is_kept_and_the_merge_made_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The project's branch moved between the merge and its move into the project: the
+    compare-and-swap refuses, the merge is made again on the new commit, nothing is lost."""
+    root = project(tmp_path)
+    trees = trees_of(root, tmp_path)
+    queue = MergeQueue(trees, lambda where: True)
+    merge = queue.merger.merge
+    made_on: list[str] = []
+
+    def user_commits_once(branch: str) -> object:
+        made = merge(branch)
+        made_on.append(getattr(made, "old", ""))
+        if len(made_on) == 1:
+            (root / "user.txt").write_text("mine\n")
+            git(root, "add", "user.txt")
+            git(root, "commit", "-qm", "the user's commit")
+        return made
+
+    monkeypatch.setattr(queue.merger, "merge", user_commits_once)
+    finish(queue, work(trees, "f1", {"one.py": "1\n"}))
+    [report] = queue.drain()
+    assert report.end is MergeEnd.MERGED
+    assert len(made_on) == 2
+    assert made_on[0] != made_on[1]  # made again, on the user's commit
+    assert git(root, "log", "--first-parent", "--format=%s").splitlines() == [
+        "aidd: merge aidd/f1", "the user's commit", "first"]
+    assert (root / "user.txt").read_text() == "mine\n"
+    assert (root / "one.py").read_text() == "1\n"
