@@ -36,7 +36,7 @@ RUNTIME_GLOBS = {".automaker/aidd-crash-*": ".automaker", "**/.aidd-tmp-*": "",
 # The metadata a rollback restores: recorded even when the user's .gitignore hides .automaker/.
 METADATA = (".automaker/features", ".automaker/todo.md", ".automaker/CHANGELOG.md")
 # Who the checkpoint commits say made them: no git identity needs to be configured.
-_IDENTITY = {"GIT_AUTHOR_NAME": "aidd", "GIT_AUTHOR_EMAIL": "aidd@localhost",
+IDENTITY = {"GIT_AUTHOR_NAME": "aidd", "GIT_AUTHOR_EMAIL": "aidd@localhost",
              "GIT_COMMITTER_NAME": "aidd", "GIT_COMMITTER_EMAIL": "aidd@localhost"}
 # A run id as aidd makes them (events.make_run_id): its UTC start, then its pid. Only refs of
 # such runs are listed, pruned or rolled back to; a planted "refs/aidd/checkpoints/x/001" is not.
@@ -93,6 +93,10 @@ class _Repo:
     git_dir: Path
     work_tree: Path
     private: bool
+    # A linked worktree's (project/worktrees): the repository's own git directory, named to
+    # git so the worktree's `commondir` file is not followed, and the folder holding both.
+    common_dir: Path | None = None
+    holder: Path | None = None
 
 
 class CheckpointStore:
@@ -106,6 +110,17 @@ class CheckpointStore:
         self._last: str | None = None  # the run's previous checkpoint commit
         self._last_tree: str | None = None  # and its tree
 
+    @classmethod
+    def of_worktree(cls, work_tree: Path, git_dir: Path, common_dir: Path,
+                    environ: Mapping[str, str]) -> CheckpointStore:
+        """The store of a linked worktree outside the project (project/worktrees): its git
+        directory and the repository's are named by the caller, never read from the worktree's
+        `.git` file, which its agent may rewrite."""
+        store = cls(work_tree, "", environ)
+        store._repo = _Repo(git_dir, work_tree, private=False, common_dir=common_dir,
+                            holder=common_dir.parent)
+        return store
+
     @property
     def repo(self) -> _Repo:
         if self._repo is None:
@@ -115,9 +130,10 @@ class CheckpointStore:
     def git_at(self, index: Path) -> Git:
         """git on the checkpoints' repository, with `index`."""
         repo = self.repo
-        return Git(self.root, self._env, {**_IDENTITY, "GIT_DIR": str(repo.git_dir),
+        common = {} if repo.common_dir is None else {"GIT_COMMON_DIR": str(repo.common_dir)}
+        return Git(self.root, self._env, {**IDENTITY, "GIT_DIR": str(repo.git_dir),
                                           "GIT_WORK_TREE": str(repo.work_tree),
-                                          "GIT_INDEX_FILE": str(index)})
+                                          "GIT_INDEX_FILE": str(index), **common})
 
     def refusal(self) -> str | None:
         """Why this project's repository may keep no checkpoints, or None (nothing made)."""
@@ -148,16 +164,22 @@ class CheckpointStore:
         self._last, self._last_tree = commit, tree
         return Checkpoint(label, ref, commit, files, tree, head)
 
-    def tree(self, index: Path) -> str:
+    def tree(self, index: Path, force_metadata: bool = True,
+             leave_out: tuple[str, ...] = ()) -> str:
         """The work tree's tree now, as a checkpoint records it (runtime files left out, the
         metadata in even where .gitignore hides it), built in `index` (a file under the
-        project) and written to the object store: no commit, no ref."""
+        project) and written to the object store: no commit, no ref. A branch to merge
+        (project/worktrees) forces no metadata in and leaves out `leave_out` (named in
+        `_ignored`'s list): what the user's repository does not track must not become
+        tracked by a merge."""
         env = self.git_at(index).pinned()
         self._seed_index(self.repo, index)
         ignored = self._ignored(env)
-        self.git(env, "add", "-A", "--", ".", *_excludes(ignored))
+        out = [f":(exclude){path}" for path in leave_out if path not in ignored]
+        self.git(env, "add", "-A", "--", ".", *_excludes(ignored), *out)
         # The metadata needs its own forced add only where the user's .gitignore hides it.
-        metadata = [m for m in METADATA if m in ignored and (self.root / m).exists()]
+        metadata = [m for m in METADATA if force_metadata and m in ignored
+                    and (self.root / m).exists()]
         if metadata:
             self.git(env, "add", "-A", "-f", "--", *metadata)
         return self.git(env, "write-tree")
@@ -280,7 +302,7 @@ class CheckpointStore:
             unlink(self.root, index)
             own = repo.git_dir / "index"
             if own.is_file():
-                with open_read(repo.work_tree, own) as src, os.fdopen(open_file(
+                with open_read(repo.holder or repo.work_tree, own) as src, os.fdopen(open_file(
                         self.root, index, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600),
                         "wb") as dst:
                     shutil.copyfileobj(src, dst)

@@ -44,7 +44,10 @@ _PACK = {"push": "--receive-pack=git-receive-pack", "fetch": "--upload-pack=git-
 # The credential keys: a local run needs none; a network run keeps only the user's own.
 _CREDENTIALS = ("core.sshCommand", "core.askPass", "credential.helper")
 # Drivers the repository names: each of these keys starts a program when set.
-_DRIVER_KEYS = {"filter": ("clean", "smudge", "process"), "diff": ("textconv", "command")}
+_DRIVER_KEYS = {"filter": ("clean", "smudge", "process"), "diff": ("textconv", "command"),
+                # `--parallel N`'s queue merges (docs/parallel.md): an emptied driver is one
+                # git cannot start, so the merge fails, never runs it nor takes one side.
+                "merge": ("driver",)}
 # Commands that never read a work-tree file nor run a textconv the way aidd calls them (no
 # `-p`, `--textconv` or `--filters`): no driver can run in them, so they skip the `git
 # config` listing (a process saved). Not `write-tree`: it runs the clean filter of a racily

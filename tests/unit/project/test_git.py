@@ -34,6 +34,13 @@ def test_a_network_run_keeps_only_the_users_own_credential_keys() -> None:
         assert each["filter.lfs.required"] == "false"
 
 
+def test_a_merge_driver_the_repository_names_is_emptied() -> None:
+    """The merge queue of --parallel N runs `git merge`: a driver in the project's config would
+    run as a shell command in it."""
+    listing = parse_listing(b"local\0merge.evil.driver\ntouch pwned\0")
+    assert overrides(listing, network=False)["merge.evil.driver"] == ""
+
+
 def test_the_other_end_of_a_push_or_fetch_is_gits_own(tmp_path: Path) -> None:
     """git takes the first `remote.<name>.receivepack` of the config, so a `-c` cannot win:
     the command line names the program."""
