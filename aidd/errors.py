@@ -38,7 +38,7 @@ class ExitCode(IntEnum):
 # same; a test holds them together). The codes 4 and 5 are reserved and never produced.
 EXIT_MEANINGS: dict[int, str] = {
     ExitCode.SUCCESS: "normal end: limits reached, mode done, stuck, only features waiting for "
-                      "a human review left; a one-shot's success",
+                      "a human review or set aside left; a one-shot's success",
     ExitCode.GENERAL_ERROR: "general error: project locked by another aidd, template error, "
                             "internal error",
     ExitCode.INVALID_ARGS: "invalid arguments or configuration; spec needed but missing",

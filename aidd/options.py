@@ -118,6 +118,8 @@ OPTIONS: tuple[Option, ...] = (
            choices=("signals", "output"), metavar="signals|output"),
     Option("busy-timeout", Kind.SECONDS, None, _L, "a silent agent that is busy counts as hung "
            "after this long (default: --timeout; 0 = only --timeout ends it)"),
+    Option("max-attempts-per-feature", Kind.INT, 3, _L, "set a feature aside for the night "
+           "(failed) after N of its attempts ended the same way, 0 = never"),
     Option("quit-on-abort", Kind.INT, 0, _L, "exit after N consecutive failures, 0 = never"),
     Option("continue-on-timeout", Kind.SWITCH, False, _L, "a 124 result is not a failure"),
     Option("keep-children", Kind.SWITCH, False, _L, "leave the agent's leftover processes running"),

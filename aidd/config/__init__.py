@@ -83,6 +83,7 @@ class Settings:
     max_nudges: int  # 0: no cap (issue 28)
     liveness: str  # "signals" or "output" (issue 17)
     busy_timeout: int | None  # None: as `timeout`
+    max_attempts_per_feature: int  # 0: never set a feature aside (issue 32)
     quit_on_abort: int
     continue_on_timeout: bool
     keep_children: bool

@@ -39,7 +39,7 @@ def project_layer(project_file: Path, project_dir: Path, overridden: Mapping[str
 # The project's aidd.yaml is repository content (README "Security model"): it may tighten these
 # limits but not loosen or switch them off, unless the user trusts it (trust-project-config).
 _LOOSENING = ("timeout", "idle-timeout", "busy-timeout", "liveness", "rate-limit-max-sleep",
-              "max-nudges")
+              "max-nudges", "max-attempts-per-feature")
 # Budgets and pacing from the user's config: the project may lower them, not raise or drop them.
 _BUDGETS = ("max-wall-time", "max-tokens", "max-cost-usd", "daily-max-cost-usd",
             "daily-max-tokens", "pace-at")

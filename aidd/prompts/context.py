@@ -156,6 +156,9 @@ class LastAttemptInfo:
     handoff: bool = False
     plan: str = ""  # its last todo list
     last_message: str = ""  # its last assistant message
+    # Features set aside for the night after N attempts that ended the same way (issue 32):
+    # `folder: why` lines, for every prompt of the run.
+    set_aside: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

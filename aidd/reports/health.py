@@ -76,7 +76,11 @@ _BUDGET_FLAGS = {"wall_time": "--max-wall-time", "tokens": "--max-tokens",
 # run_end reasons that make a run failed: what they mean, and the next step ({dir} as above)
 _FAILED_ENDS = {"fatal": ("the agent CLI cannot be used", "aidd --doctor {dir}"),
                 "error": ("aidd stopped on an error", "read its error line and "
-                          ".automaker/aidd-crash.log if there is one; aidd --doctor {dir}")}
+                          ".automaker/aidd-crash.log if there is one; aidd --doctor {dir}"),
+                "set_aside": ("nothing workable was left but features set aside after "
+                              "repeated endings", "read why in the report (aidd --report "
+                              "{dir}), fix or reword each, then set it back to backlog: aidd "
+                              "feature set ID status=backlog {dir}")}
 
 
 @dataclass(frozen=True)
@@ -146,6 +150,12 @@ def _others(t: Tally, where: str, features: FeaturesLeft | None) -> Iterable[Rea
     if t.budgets:
         yield _budget_reason(t, where)
     yield from _gate_red(t, where)
+    if t.set_aside:
+        shown = ", ".join(t.set_aside[-LISTED:])
+        yield Reason("set_aside", f"{plural(len(t.set_aside), 'feature')} set aside after "
+                     f"attempts that ended the same way: {shown}",
+                     f"read why (aidd --report {where}); set each back to backlog once fixed: "
+                     f"aidd feature set ID status=backlog {where}")
     if features is not None and features.left > 0:
         yield Reason("features_left", f"{features.left} of {plural(features.total, 'feature')}"
                      " not done at the end", f"which ones: aidd --status {where}")

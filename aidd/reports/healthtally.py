@@ -57,6 +57,7 @@ class Tally:
     ended: dict[str, tuple[str, int | None]] = field(default_factory=dict)  # reason, exit
     signal: str | None = None
     findings_left: int | None = None
+    set_aside: list[str] = field(default_factory=list)  # feature folders, in order
 
     def add(self, event: Mapping[str, Any]) -> None:
         name = event.get("event")
@@ -143,10 +144,14 @@ def _remediation_cap(t: Tally, e: Mapping[str, Any]) -> None:
     t.findings_left = integer(e.get("unfixed"))
 
 
+def _set_aside(t: Tally, e: Mapping[str, Any]) -> None:
+    t.set_aside.append(text(e.get("feature"), 80) or "?")
+
+
 # The nudge cap's own event (issue 28 item 2) ends the attempt with result 71, which the
 # attempt's iteration_end already counts as hung: only `nudge` is read here.
 _READERS = {"nudge": _nudge, "rate_limit_sleep": _wait, "pace": _wait, "stuck": _stuck,
             "failure_threshold": _quit, "budget_exhausted": _budget, "gate": _gate,
             "checkpoint_failed": _checkpoint_failed, "notify_failed": _notify_failed,
             "run_start": _run_start, "run_end": _run_end, "signal": _signal,
-            "remediation_cap": _remediation_cap}
+            "remediation_cap": _remediation_cap, "feature_set_aside": _set_aside}

@@ -65,7 +65,7 @@ def _previous_run(previous: PreviousRun | None, journal: Journal) -> None:
     journal.events.emit("previous_run", previous=previous.run, ending=previous.ending.value,
                         reason=previous.reason, attempt=previous.attempt, kind=previous.kind,
                         attempt_reason=previous.attempt_reason, checkpoint=previous.checkpoint,
-                        cut_short=previous.cut_short)
+                        cut_short=previous.cut_short, feature=previous.feature)
 
 
 def _on(flag: bool) -> str:

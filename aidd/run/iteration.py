@@ -14,6 +14,7 @@ from aidd.clock import Clock
 from aidd.fsio import write_atomic
 from aidd.logs.extract import write_extraction
 from aidd.project.activity import FileActivity
+from aidd.project.attemptfeature import feature_of, features_changed, started_features
 from aidd.project.detect import Origin, onboarding_complete
 from aidd.project.fingerprint import fingerprint
 from aidd.project.paths import ProjectPaths
@@ -34,7 +35,8 @@ from aidd.session.outcome import Outcome, SessionOutcome
 from aidd.session.request import AttemptRequest
 
 RunAttempt = Callable[[AttemptRequest], SessionOutcome]
-Recall = Callable[[Phase, PromptKind], LastAttemptInfo]  # the last attempt at the same work
+# The last attempt at the same work: the phase, the prompt kind and the feature, when known
+Recall = Callable[[Phase, PromptKind, str | None], LastAttemptInfo]
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,8 @@ class Attempt:
     fingerprint_before: str | None  # the tree before the agent ran, for stuck detection
     cost: Cost  # the CLI's figure or aidd's estimate, as iteration_end records it
     changed: tuple[str, ...] = ()  # the files it changed, from its checkpoints, when known
+    feature: str | None = None  # the feature folder it worked on (project/attemptfeature)
+    tree: str | None = None  # the project's tree at its end (NNN-end), when checkpointed
 
     @property
     def rate_limited(self) -> bool:
@@ -56,7 +60,7 @@ class IterationRunner:
                  run_attempt: RunAttempt, gate_report: Callable[[], str] = str,
                  deadline_s: float | None = None,
                  files: Callable[[], FileActivity | None] = lambda: None,
-                 recall: Recall = lambda phase, kind: LastAttemptInfo()) -> None:
+                 recall: Recall = lambda phase, kind, feature: LastAttemptInfo()) -> None:
         self.checkpoints = Checkpointer(plan, journal, clock)
         self.plan = plan
         self.journal = journal
@@ -88,9 +92,15 @@ class IterationRunner:
             log.message(message.text, message.level)
         self._prepare(state, selection)
         before = self._fingerprint(carried_fingerprint)
+        focus = plan.feature_filter.focus if plan.feature_filter is not None else None
+        named = focus.dir_name if focus is not None else None  # --feature
+        started = started_features(plan.paths)
+        at_start = feature_of(named, (), started)
         context = build_context(plan, state.phase, state, number, selection, self.clock.now(),
-                                self._gate_report(), self._recall(state.phase, selection.kind))
-        prompt = self._render(state, number, selection, model, plan.renderer.render_prompt(context))
+                                self._gate_report(),
+                                self._recall(state.phase, selection.kind, at_start))
+        prompt = self._render(state, number, selection, model,
+                              plan.renderer.render_prompt(context), at_start)
         nudge = plan.renderer.render_nudge(context.with_nudge(plan.settings.idle_nudge_timeout))
         start = self.checkpoints.record(number)
         was = nowork.look_before(plan.paths.root, plan.settings.environ, start, before)
@@ -103,9 +113,11 @@ class IterationRunner:
         self._warn_refused(number, outcome, cost)
         for line in trailer_lines(plan, state, number, outcome, cost, self.clock.now()):
             log.plain(line)
-        self._record_end(number, outcome, cost)
-        return Attempt(number, selection, outcome, before, cost,
-                       self.checkpoints.changed(start, end))
+        changed = self.checkpoints.changed(start, end)
+        feature = feature_of(named, features_changed(changed), started)
+        self._record_end(number, outcome, cost, feature)
+        return Attempt(number, selection, outcome, before, cost, changed, feature,
+                       end.tree if end is not None else None)
 
     def _cascade(self, state: PhaseState, completion_review: bool) -> CascadeState:
         kind, paths = state.phase.kind, self.plan.paths
@@ -143,7 +155,7 @@ class IterationRunner:
         return fingerprint(self.plan.paths.root, self.plan.settings.environ)
 
     def _render(self, state: PhaseState, number: int, selection: Selection, model: str | None,
-                text: str) -> str:
+                text: str, feature: str | None) -> str:
         plan = self.plan
         prompt_file = plan.paths.log(number, ".prompt.md")
         write_atomic(prompt_file, text, root=plan.paths.root)
@@ -154,7 +166,8 @@ class IterationRunner:
             "iteration_start", number=number, index=state.index,
             of=plan.settings.max_iterations, phase=state.phase.kind.value,
             kind=selection.kind.value, reason=selection.reason, model=model, prompt_bytes=size,
-            log=plan.paths.rel(plan.paths.log(number)), prompt_file=plan.paths.rel(prompt_file))
+            log=plan.paths.rel(plan.paths.log(number)), prompt_file=plan.paths.rel(prompt_file),
+            feature=feature)
         return text
 
     def _request(self, state: PhaseState, number: int, selection: Selection,
@@ -201,7 +214,8 @@ class IterationRunner:
         self.journal.warn(f"attempt {number:03d}: the agent reported numbers aidd cannot use "
                           f"({listed}), taken as unknown{fate}")
 
-    def _record_end(self, number: int, outcome: SessionOutcome, cost: Cost) -> None:
+    def _record_end(self, number: int, outcome: SessionOutcome, cost: Cost,
+                    feature: str | None) -> None:
         journal, log = self.journal, self.journal.log
         journal.events.emit(
             "iteration_end", number=number, result=outcome.result,
@@ -210,7 +224,8 @@ class IterationRunner:
             duration_s=round(outcome.duration_s, 3), bytes=outcome.bytes_out,
             tokens=outcome.tokens, cost_usd=cost.usd, cost_estimated=cost.estimated,
             model=cost.model, conversation_id=outcome.conversation_id,
-            tool_calls=outcome.tool_calls, assistant_chars=outcome.assistant_chars)
+            tool_calls=outcome.tool_calls, assistant_chars=outcome.assistant_chars,
+            feature=feature)
         if self.plan.settings.extract_structured and log is not None:
             warning = write_extraction(log.path)
             if warning:

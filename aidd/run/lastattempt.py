@@ -166,24 +166,31 @@ def summarise(attempt: Attempt, gate_failures: tuple[str, ...], root: Path,
 
 
 class AttemptMemory:
-    """The newest attempt at each work, while it did not succeed; and, for the run's first
-    prompt only, how the previous run ended."""
+    """The newest attempt at each work and at each feature, while it did not succeed; the
+    features set aside; and, for the run's first prompt only, how the previous run ended."""
 
     def __init__(self, previous_run: str = "") -> None:
-        self._failed: dict[Work, LastAttemptInfo] = {}
+        self._failed: dict[Work | str, LastAttemptInfo] = {}  # by work, and by feature folder
         self._previous_run = previous_run
+        self.set_aside: tuple[str, ...] = ()  # what the prompts say not to take
 
-    def remember(self, work: Work, info: LastAttemptInfo | None) -> None:
+    def remember(self, work: Work, feature: str | None, info: LastAttemptInfo | None) -> None:
         """After an attempt that counted (a rate-limited one is retried with the same prompt):
-        the previous run has been told."""
+        the previous run has been told. A failure is kept under its work and its feature."""
         self._previous_run = ""
-        if info is None:
-            self._failed.pop(work, None)
-        else:
-            self._failed[work] = info
+        for key in (work, feature):
+            if key is None:
+                continue
+            if info is None:
+                self._failed.pop(key, None)
+            else:
+                self._failed[key] = info
 
-    def recall(self, phase: Phase, kind: PromptKind) -> LastAttemptInfo:
-        info = self._failed.get(work_of(phase, kind), LastAttemptInfo())
+    def recall(self, phase: Phase, kind: PromptKind, feature: str | None) -> LastAttemptInfo:
+        """The last attempt on `feature` when the attempt's feature is known at its start (the
+        one --feature names or the one in progress), else the last attempt at the same work."""
+        key: Work | str = work_of(phase, kind) if feature is None else feature
+        info = replace(self._failed.get(key, LastAttemptInfo()), set_aside=self.set_aside)
         previous = self._previous_run
         return replace(info, previous_run=previous) if previous else info
 

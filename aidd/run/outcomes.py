@@ -20,6 +20,8 @@ class EndReason(Enum):
     FATAL = "fatal"
     ERROR = "error"
     BUDGET = "budget"  # a budget is exhausted (exit 9)
+    # nothing workable left but the features this run set aside (circular fixes, issue 32)
+    SET_ASIDE = "set_aside"
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from aidd.project.checkpoints import is_run_id
 
 TAIL_BYTES = 1 << 20  # the end of the newest run: its last attempts and its end, if any
 _WORD = re.compile(r"[a-z0-9_-]{1,40}")  # a reason, a prompt kind, a checkpoint label
+_FOLDER = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")  # a feature folder, as a prompt names it
 _CUT_SHORT = ("signal", "budget")  # an attempt these reasons ended was stopped half-way
 
 
@@ -41,6 +42,7 @@ class PreviousRun:
     kind: str | None = None  # that attempt's prompt kind
     attempt_reason: str | None = None  # its iteration_end.reason; None: it never ended
     checkpoint: str | None = None  # the last checkpoint of that attempt
+    feature: str | None = None  # the feature that attempt was on (issue 32), when known
 
     @property
     def cut_short(self) -> bool:
@@ -58,6 +60,7 @@ class PreviousRun:
         if self.cut_short:
             text += f" during attempt {self.attempt:03d}" + (f" ({self.kind})" if self.kind
                                                              else "")
+            text += f" on feature {self.feature}" if self.feature else ""
             text += self._where()
         return text
 
@@ -102,7 +105,8 @@ def judge(events: list[dict[str, Any]], booted: float | None) -> PreviousRun | N
     return PreviousRun(
         run, ending, reason, attempt, kind,
         (_word(finished[-1].get("reason")) or "unknown") if finished else None,
-        next((label for label in reversed(labels) if label), None))
+        next((label for label in reversed(labels) if label), None),
+        _feature(mine, attempt))
 
 
 def _last_attempt(events: list[dict[str, Any]]) -> tuple[int | None, str | None]:
@@ -110,6 +114,18 @@ def _last_attempt(events: list[dict[str, Any]]) -> tuple[int | None, str | None]
         if event.get("event") == "iteration_start" and (number := _number(event)) is not None:
             return number, _word(event.get("kind"))
     return None, None
+
+
+def _feature(events: list[dict[str, Any]], attempt: int | None) -> str | None:
+    """The last attempt's feature: its `iteration_end`'s when it ended, else the one its
+    `iteration_start` knew."""
+    for event in reversed(events):
+        if event.get("event") in ("iteration_end", "iteration_start") and \
+                _number(event) == attempt and attempt is not None:
+            value = event.get("feature")
+            if isinstance(value, str) and _FOLDER.fullmatch(value):
+                return value
+    return None
 
 
 def _unended(last: dict[str, Any], booted: float | None) -> Ending:

@@ -20,6 +20,7 @@ from aidd.project.completion import evaluate, unfixed_findings
 from aidd.run import decisions
 from aidd.run.auditphase import record_findings, start_phase
 from aidd.run.budgeting import BudgetKeeper
+from aidd.run.circular import CircularFixes
 from aidd.run.gating import Gatekeeper, RunGate
 from aidd.run.iteration import Attempt, IterationRunner, RunAttempt
 from aidd.run.journal import Journal
@@ -54,6 +55,7 @@ class Supervisor:
         self.gates = Gatekeeper(plan, self.journal, clock, self._stopping, gate)
         previous = plan.previous_run
         self.memory = AttemptMemory(previous.for_prompt() if previous is not None else "")
+        self.circular = CircularFixes(plan, self.journal)
         self.iterations = IterationRunner(plan, self.journal, self.life.interrupt, clock, attempt,
                                           lambda: self.gates.report, self.budget.deadline_s,
                                           lambda: self.life.files, self.memory.recall)
@@ -169,7 +171,7 @@ class Supervisor:
             check = decisions.precheck(self.plan, self.journal, self.counters, state,
                                        self.clock.now(), self.gates.holds_completion)
             if check.end is not None:
-                return check.end
+                return self._unless_set_aside(check.end)
             if (spent := self._budget_and_pace()) is not None:
                 return spent
             state.index += 1
@@ -226,11 +228,23 @@ class Supervisor:
         stuck, self.fingerprint = decisions.stuck(self.plan, self.journal, state, attempt)
         if self.gates.after_attempt(attempt.number, attempt.outcome.outcome is Outcome.SUCCESS):
             self.fingerprint = None  # the gate may have written files: not the agent's change
-        paths = self.plan.paths
-        self.memory.remember(work_of(state.phase, attempt.selection.kind), summarise(
-            attempt, self.gates.new_failures(attempt.number), paths.root,
-            paths.log(attempt.number)))
+        paths, failures = self.plan.paths, self.gates.new_failures(attempt.number)
+        self.memory.remember(work_of(state.phase, attempt.selection.kind), attempt.feature,
+                             summarise(attempt, failures, paths.root, paths.log(attempt.number)))
+        if self.circular.after(attempt, failures):
+            self.memory.set_aside = self.circular.lines()
         return PhaseEnd.STUCK if stuck else None
+
+    def _unless_set_aside(self, end: PhaseEnd | RunEnd) -> PhaseEnd | RunEnd:
+        """Nothing workable left, with features this run set aside: the run ends, saying so
+        (the health verdict is failed), instead of ending the phase as if all were in review."""
+        if end is not PhaseEnd.AWAITING_REVIEW or not self.circular.set_aside:
+            return end
+        names = ", ".join(self.circular.set_aside)
+        message = (f"nothing workable is left but the features set aside after repeated "
+                   f"endings: {names}")
+        self.journal.say(message, level="WARN")
+        return RunEnd(ExitCode.SUCCESS, EndReason.SET_ASIDE, message)
 
     def _stopping(self) -> bool:
         """A signal or a `.stop`: a gate command in flight is cut short."""

@@ -43,6 +43,7 @@ COVERED: dict[str, set[str]] = {
 }
 NOT_RUN: set[str] = {"rollback",  # a one-shot: test_checkpoints_rollback.py checks it
                      "feature_restored",  # test_automaker_project.py validates it
+                     "feature_set_aside",  # test_circular_fixes.py validates it
                      "notify_failed",  # needs an HTTP endpoint: test_notifications.py
                      "liveness",  # a state of 5 s and more: test_liveness.py checks it
                      "checkpoint_failed"}  # needs git gone: tests/unit/run/test_checkpoints.py

@@ -63,7 +63,8 @@ def build_report(paths: ProjectPaths, since: str | None, now: datetime,
                        for reason, n in tally.failures.most_common()),
         features=feature_view, diffstat=found.diffstat, usage=tally.usage(), pauses=pauses,
         gate=gate, checkpoints=tuple(points),
-        health=health, events=seen, checkpoints_refused=store.refusal())
+        health=health, events=seen, checkpoints_refused=store.refusal(),
+        needs_person=tuple(tally.set_aside))
 
 
 def _running_run(paths: ProjectPaths) -> str | None:

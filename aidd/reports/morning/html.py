@@ -50,7 +50,7 @@ _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 def render_html(report: MorningReport) -> str:
     title = f"aidd report: {report.project_name}"
     body = [
-        heading(title), _window(report), _cards(report), _first(report),
+        heading(title), _window(report), _cards(report), _first(report), _needs_person(report),
         _timeline(report), _charts(report), _runs(report), _attempts(report),
         _features(report.features), _diffstat(report.diffstat), _usage(report),
         _gate(report.gate), _checkpoints(report), _events(report),
@@ -119,6 +119,18 @@ def _first(report: MorningReport) -> str:
                     for r in health.reasons)
     return section("Look at first", verdict + (f'<ol class="first">{items}</ol>' if items
                                                 else ""))
+
+
+def _needs_person(report: MorningReport) -> str:
+    if not report.needs_person:
+        return ""
+    items = "".join(
+        f"<li><b>{_e(r.feature)}</b> (run {_e(r.run)})<ul>" + "".join(
+            f"<li>{_e(f'{n:03d}')}: {_e(words)}</li>"
+            for n, words in zip(r.attempts, r.endings, strict=False)) + "</ul></li>"
+        for r in report.needs_person)
+    return section("Needs a person", f"<p>set aside after attempts that ended the same way</p>"
+                                     f"<ul>{items}</ul>")
 
 
 def _timeline(report: MorningReport) -> str:

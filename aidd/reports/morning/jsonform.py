@@ -50,6 +50,8 @@ def report_json(report: MorningReport) -> dict[str, Any]:
                         "last": report.checkpoints[-1].ref if report.checkpoints else None,
                         "refused": report.checkpoints_refused},
         "health": report.health.to_json(),
+        "needs_person": [{"feature": r.feature, "run": r.run, "attempts": list(r.attempts),
+                          "endings": list(r.endings)} for r in report.needs_person],
         "events": {"lines": report.events.lines, "in_window": report.events.in_window,
                    "skipped": report.events.skipped, "error": report.events.error},
     }

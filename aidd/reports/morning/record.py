@@ -155,6 +155,16 @@ class Diffstat:
 
 
 @dataclass(frozen=True)
+class SetAsideRow:
+    """A feature a run set aside after attempts that ended the same way (issue 32)."""
+
+    run: str
+    feature: str  # its folder, safe to show
+    attempts: tuple[int, ...]  # the attempts that ended the same way
+    endings: tuple[str, ...]  # how each ended, safe to show
+
+
+@dataclass(frozen=True)
 class EventsSeen:
     lines: int  # events read in the whole file
     in_window: int
@@ -180,6 +190,7 @@ class MorningReport:
     health: Health  # "Look at first": the verdict on the window's runs (reports/health.py)
     events: EventsSeen
     notes: tuple[str, ...] = field(default=())
+    needs_person: tuple[SetAsideRow, ...] = ()  # features set aside in the window
     # Why the project's repository keeps no checkpoints (its layout leads outside), or None.
     checkpoints_refused: str | None = None
 

@@ -13,7 +13,14 @@ from typing import Any
 
 from aidd.numbers import count, delay_s, money
 from aidd.reports.morning.fmt import clean, integer, text
-from aidd.reports.morning.record import AttemptRow, CheckpointRow, GateRow, Pauses, Usage
+from aidd.reports.morning.record import (
+    AttemptRow,
+    CheckpointRow,
+    GateRow,
+    Pauses,
+    SetAsideRow,
+    Usage,
+)
 
 TOKEN_KINDS = ("input", "output", "reasoning", "cache_read", "cache_write")
 HEX = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")  # a commit id, and nothing git could misread
@@ -69,6 +76,7 @@ class Tally:
     gate_runs: int = 0
     baseline_failing: int | None = None
     reverted: int = 0
+    set_aside: list[SetAsideRow] = field(default_factory=list)
     _gates: dict[str, _GateSeen] = field(default_factory=dict)
     _run: RunSeen = field(default_factory=lambda: RunSeen(""))  # the run of the event at hand
     _starts: dict[tuple[str, int], tuple[datetime, str | None]] = field(default_factory=dict)
@@ -208,7 +216,17 @@ def _tokens(value: Any) -> dict[str, int]:
 
 
 _Handler = Callable[[Tally, str, dict[str, Any], datetime], None]
+def _set_aside(tally: Tally, run: str, event: dict[str, Any], at: datetime) -> None:
+    listed, words = event.get("attempts"), event.get("endings")
+    numbers = tuple(n for n in listed if type(n) is int) if isinstance(listed, list) else ()
+    endings = tuple(clean(w, 200) for w in words if isinstance(w, str)) \
+        if isinstance(words, list) else ()
+    tally.set_aside.append(SetAsideRow(run, text(event.get("feature"), 80) or "?",
+                                       numbers[:20], endings[:20]))
+
+
 _HANDLERS: dict[str, _Handler] = {
+    "feature_set_aside": _set_aside,
     "iteration_start": Tally._iteration_start,
     "iteration_end": Tally._iteration_end,
     "rate_limit_sleep": Tally._rate_limit,

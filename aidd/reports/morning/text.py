@@ -20,6 +20,7 @@ def render_text(report: MorningReport) -> str:
         f"{fmt.clean(window.since, 40)})",
         f"Project   {report.project_dir}",
         "", "## Look at first", *_first(report),
+        *_needs_person(report),
         "", "## Runs", *_runs(report),
         "", *_attempts(report),
         "", *_features(report.features),
@@ -40,6 +41,19 @@ def _first(report: MorningReport) -> list[str]:
     return [_wrap(f"health: {health.summary}"), *(
         _wrap(f"{i}. {r.what}") + "\n" + _wrap(f"   next: {r.next}")
         for i, r in enumerate(health.reasons, 1))]
+
+
+def _needs_person(report: MorningReport) -> list[str]:
+    """The features set aside (issue 32), each with how its attempts ended."""
+    if not report.needs_person:
+        return []
+    lines = ["", f"## Needs a person: {fmt.plural(len(report.needs_person), 'feature')} set "
+             "aside after attempts that ended the same way"]
+    for row in report.needs_person:
+        lines.append(_wrap(f"{row.feature} (run {row.run})"))
+        lines += [_wrap(f"   {fmt.attempt(n)}: {words}")
+                  for n, words in zip(row.attempts, row.endings, strict=False)]
+    return lines
 
 
 def _fit(line: str) -> str:

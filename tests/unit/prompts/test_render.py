@@ -79,7 +79,7 @@ ALLOWED = {
     "gate": {"red", "report"},
     "last_attempt": {"failed", "number", "result", "ending", "files", "more_files",
                      "transcript", "advice", "previous_run", "handoff", "plan",
-                     "last_message"},
+                     "last_message", "set_aside"},
 }
 
 

@@ -1,0 +1,41 @@
+"""Which feature an attempt worked on (issue 32). With --parallel 1 aidd does not pick the
+feature (the prompt asks the agent to), so it is read from what the attempt did: the one place
+that decides, for the last-attempt memory, circular-fix detection and the events (and for
+--parallel, which assigns features)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from aidd.project.features import load_features
+from aidd.project.featurestate import WorkState
+from aidd.project.paths import ProjectPaths
+
+# A changed path under a feature's own folder. A checkpoint's paths are relative to the
+# repository, which may hold the project in a subfolder: the folder is found wherever it is.
+_FEATURE_PATH = re.compile(r"(?:^|/)\.automaker/features/([^/]+)/")
+
+
+def features_changed(changed: Iterable[str]) -> tuple[str, ...]:
+    """The feature folders among an attempt's changed paths, sorted, each once."""
+    found = {m.group(1) for path in changed if (m := _FEATURE_PATH.search(path)) is not None}
+    return tuple(sorted(found - {".", ".."}))
+
+
+def feature_of(named: str | None, changed: Sequence[str], started: Sequence[str]) -> str | None:
+    """The feature folder an attempt worked on: the one `--feature` named; else one whose files
+    it changed (the one in progress at its start when it changed several of them, else the
+    first by name: marking one done and starting the next touches two); else the one in
+    progress at its start (the first by name when several are); None when nothing says."""
+    if named:
+        return named
+    if changed:
+        return next((f for f in started if f in changed), changed[0])
+    return started[0] if started else None
+
+
+def started_features(paths: ProjectPaths) -> tuple[str, ...]:
+    """The folders of the features in progress now (`in_progress` or a pipeline step), sorted."""
+    return tuple(sorted(f.dir_name for f in load_features(paths, validate=False)
+                        if f.feature is not None and f.feature.state is WorkState.ACTIVE))

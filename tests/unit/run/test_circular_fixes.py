@@ -1,0 +1,117 @@
+"""Circular fixes (issue 32): a feature whose attempts end the same way
+--max-attempts-per-feature times is set aside (`failed`, why in `error`), the prompts say not
+to take it, the loop moves on, and a run left with only set-aside features ends saying so."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from aidd.errors import ExitCode
+from aidd.gate.commands import parse_gate
+from aidd.project.paths import ProjectPaths
+from aidd.session.outcome import Reason
+from tests.fakes.gate import FakeGate, red
+from tests.fakes.session import failure, success
+from tests.featurefiles import feature
+from tests.unit.run.conftest import Loop
+
+PYTEST = parse_gate([{"name": "pytest", "run": "pytest -q --junitxml=report.xml",
+                      "junit": "report.xml"}])
+
+
+def _data(root: Path, name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(
+        (ProjectPaths(root).features / name / "feature.json").read_text())
+    return data
+
+
+def _start(name: str, code: str = "x = 1\n") -> Any:
+    """The agent takes `name`: sets it in progress and writes its (broken) fix."""
+    def edit(project: Path) -> None:
+        path = ProjectPaths(project).features / name / "feature.json"
+        data = json.loads(path.read_text())
+        data["status"] = "in_progress"
+        path.write_text(json.dumps(data))
+        (project / f"{name}.py").write_text(code)
+    return edit
+
+
+def _finish(name: str) -> Any:
+    def edit(project: Path) -> None:
+        path = ProjectPaths(project).features / name / "feature.json"
+        data = json.loads(path.read_text())
+        data.update(status="verified", passes=True)
+        path.write_text(json.dumps(data))
+    return edit
+
+
+def _project(loop: Loop) -> None:
+    feature(loop.paths.root, "a-cart")
+    feature(loop.paths.root, "b-login")
+
+
+def test_the_same_failure_three_times_sets_the_feature_aside_and_the_run_moves_on(
+        loop: Loop) -> None:
+    _project(loop)
+    broken = failure(3, Reason.EXIT_STATUS, edit=_start("a-cart"))
+    run = loop.run(broken, broken, broken, success(_finish("b-login")), max_iterations=8)
+    assert run.code == ExitCode.SUCCESS, run.console
+    (aside,) = run.named("feature_set_aside")
+    assert (aside["number"], aside["feature"], aside["attempts"], aside["limit"]) == \
+        (3, "a-cart", [1, 2, 3], 3)
+    assert all("exited with status 3" in words for words in aside["endings"])
+    data = _data(loop.paths.root, "a-cart")
+    assert data["status"] == "failed"
+    assert data["error"].startswith("set aside by aidd: 3 attempts (001, 002, 003) ended the "
+                                    "same way: the CLI exited with status 3")
+    assert [e["feature"] for e in run.named("iteration_end")] == ["a-cart"] * 3 + ["b-login"]
+    fourth = run.session.requests[3].prompt
+    assert "## Features set aside for the night" in fourth
+    assert "- a-cart: set aside by aidd: 3 attempts" in fourth
+    end = run.run_end
+    assert end["reason"] == "set_aside"
+    assert end["exit_code"] == 0
+    assert end["health"]["verdict"] == "failed"
+    assert "nothing workable was left but features set aside" in end["health"]["headline"]
+    assert len(run.session.requests) == 4  # nothing left after b-login: no fifth attempt
+
+
+def test_the_same_gate_failures_count_as_the_same_ending(loop: Loop) -> None:
+    _project(loop)
+    gate = FakeGate([{}, *({"pytest": red("t::cart_total")} for _ in range(3)), {}])
+    run = loop.run(*(success(_start("a-cart", f"x = {n}\n")) for n in range(3)),
+                   success(_finish("b-login")), fake_gate=gate, gate=PYTEST,
+                   max_attempts_per_feature=3, max_iterations=4)
+    (aside,) = run.named("feature_set_aside")
+    assert aside["attempts"] == [1, 2, 3]
+    assert "t::cart_total" in aside["endings"][0]
+    assert _data(loop.paths.root, "a-cart")["status"] == "failed"
+
+
+def test_different_endings_never_add_up_and_zero_turns_it_off(loop: Loop) -> None:
+    _project(loop)
+    turns = [failure(3, edit=_start("a-cart")),
+             failure(75, Reason.NO_WORK, edit=_start("a-cart")), failure(3, edit=_start("a-cart"))]
+    run = loop.run(*turns, max_iterations=3)
+    assert run.named("feature_set_aside") == []
+    off = loop.run(*([failure(3, edit=_start("a-cart"))] * 4), max_attempts_per_feature=0,
+                   max_iterations=4)
+    assert off.named("feature_set_aside") == []
+    assert _data(loop.paths.root, "a-cart")["status"] == "in_progress"
+
+
+def test_a_feature_a_person_moved_meanwhile_is_not_set_aside(loop: Loop) -> None:
+    _project(loop)
+
+    def review(project: Path) -> None:  # the third attempt ends with it waiting for review
+        _start("a-cart")(project)
+        path = ProjectPaths(project).features / "a-cart" / "feature.json"
+        path.write_text(json.dumps({**json.loads(path.read_text()),
+                                    "status": "waiting_approval"}))
+
+    run = loop.run(failure(3, edit=_start("a-cart")), failure(3, edit=_start("a-cart")),
+                   failure(3, edit=review), max_iterations=3)
+    assert run.named("feature_set_aside") == []
+    assert "error" not in _data(loop.paths.root, "a-cart")
