@@ -23,6 +23,19 @@ TAIL_BYTES = 1 << 20  # the end of the newest run: its last attempts and its end
 _WORD = re.compile(r"[a-z0-9_-]{1,40}")  # a reason, a prompt kind, a checkpoint label
 _FOLDER = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")  # a feature folder, as a prompt names it
 _CUT_SHORT = ("signal", "budget")  # an attempt these reasons ended was stopped half-way
+GATE_NAMES, GATE_NAME_CHARS = 50, 200  # of a gate event's new failures, as the event holds
+
+
+@dataclass(frozen=True)
+class PastAttempt:
+    """An attempt of a run that did not end (killed, or the machine died), for the circular-fix
+    counts (run/circular.py) to go on across the restart (issue 32)."""
+
+    number: int
+    feature: str
+    failed: bool  # its outcome was not a success
+    reason: str  # its iteration_end.reason
+    gate_new: tuple[str, ...]  # the gate's new failures after it
 
 
 class Ending(Enum):
@@ -43,6 +56,8 @@ class PreviousRun:
     attempt_reason: str | None = None  # its iteration_end.reason; None: it never ended
     checkpoint: str | None = None  # the last checkpoint of that attempt
     feature: str | None = None  # the feature that attempt was on (issue 32), when known
+    # Its attempts with a known feature, when it did not end: the night goes on after a kill.
+    attempts: tuple[PastAttempt, ...] = ()
 
     @property
     def cut_short(self) -> bool:
@@ -106,7 +121,7 @@ def judge(events: list[dict[str, Any]], booted: float | None) -> PreviousRun | N
         run, ending, reason, attempt, kind,
         (_word(finished[-1].get("reason")) or "unknown") if finished else None,
         next((label for label in reversed(labels) if label), None),
-        _feature(mine, attempt))
+        _feature(mine, attempt), () if ends else _past_attempts(mine))
 
 
 def _last_attempt(events: list[dict[str, Any]]) -> tuple[int | None, str | None]:
@@ -114,6 +129,25 @@ def _last_attempt(events: list[dict[str, Any]]) -> tuple[int | None, str | None]
         if event.get("event") == "iteration_start" and (number := _number(event)) is not None:
             return number, _word(event.get("kind"))
     return None, None
+
+
+def _past_attempts(events: list[dict[str, Any]]) -> tuple[PastAttempt, ...]:
+    gates: dict[int, list[str]] = {}
+    for event in events:
+        number, new = _number(event), event.get("new")
+        if event.get("event") == "gate" and number is not None and isinstance(new, list):
+            gates.setdefault(number, []).extend(
+                n[:GATE_NAME_CHARS] for n in new[:GATE_NAMES] if isinstance(n, str))
+    past = []
+    for event in events:
+        number, feature = _number(event), event.get("feature")
+        if event.get("event") != "iteration_end" or number is None or not isinstance(
+                feature, str) or not _FOLDER.fullmatch(feature):
+            continue
+        past.append(PastAttempt(number, feature, event.get("outcome") != "success",
+                                _word(event.get("reason")) or "unknown",
+                                tuple(gates.get(number, ()))))
+    return tuple(past)
 
 
 def _feature(events: list[dict[str, Any]], attempt: int | None) -> str | None:
