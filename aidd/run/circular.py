@@ -133,8 +133,9 @@ def _past_way(past: PastAttempt) -> SameWay | None:
 
 
 def _past_words(past: PastAttempt) -> str:
+    """Plain words only: the names in events.jsonl (project content) never reach a prompt."""
     if past.gate_new:
-        return f"the validation gate had new failures: {', '.join(past.gate_new[:5])} (last run)"
+        return f"the validation gate had the same new failures (last run, {len(past.gate_new)})"
     return f"it ended with {past.reason.replace('_', ' ')} (last run)"
 
 

@@ -4,8 +4,8 @@ machine died (no `run_end`, and the machine has booted since its last event). A 
 in its first lines, a `previous_run` event and, when an attempt was cut short, its first prompt,
 so the agent reviews the half-finished work instead of redoing it.
 
-events.jsonl is project content: only a well-formed run id, small positive attempt numbers and
-short plain words from it reach the prompt."""
+events.jsonl is project content: only a well-formed run id, small positive attempt numbers,
+short plain words and plain feature folder names from it reach the prompt."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ _WORD = re.compile(r"[a-z0-9_-]{1,40}")  # a reason, a prompt kind, a checkpoint
 _FOLDER = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")  # a feature folder, as a prompt names it
 _CUT_SHORT = ("signal", "budget")  # an attempt these reasons ended was stopped half-way
 GATE_NAMES, GATE_NAME_CHARS = 50, 200  # of a gate event's new failures, as the event holds
+# Attempts the run does not count toward a circular fix: retried, or the run's own end.
+_UNCOUNTED = ("rate_limited", "signal", "budget", "fatal")
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,7 @@ class PastAttempt:
     feature: str
     failed: bool  # its outcome was not a success
     reason: str  # its iteration_end.reason
-    gate_new: tuple[str, ...]  # the gate's new failures after it
+    gate_new: tuple[str, ...]  # the gate's new failures after it (compared, never shown)
 
 
 class Ending(Enum):
@@ -141,11 +143,11 @@ def _past_attempts(events: list[dict[str, Any]]) -> tuple[PastAttempt, ...]:
     past = []
     for event in events:
         number, feature = _number(event), event.get("feature")
+        reason = _word(event.get("reason")) or "unknown"
         if event.get("event") != "iteration_end" or number is None or not isinstance(
-                feature, str) or not _FOLDER.fullmatch(feature):
+                feature, str) or not _FOLDER.fullmatch(feature) or reason in _UNCOUNTED:
             continue
-        past.append(PastAttempt(number, feature, event.get("outcome") != "success",
-                                _word(event.get("reason")) or "unknown",
+        past.append(PastAttempt(number, feature, event.get("outcome") != "success", reason,
                                 tuple(gates.get(number, ()))))
     return tuple(past)
 
