@@ -87,7 +87,7 @@ class CircularFixes:
     def after(self, attempt: Attempt, gate_failures: tuple[str, ...]) -> bool:
         """After an attempt that counted: True when its feature was set aside just now."""
         end = ending(attempt.outcome, gate_failures)
-        words = end.words if end is not None else "it finished with the same files as before"
+        words = end.words if end is not None else "it finished, leaving the files as the others did"
         aside = self._watch.add(attempt.feature, same_way(attempt, gate_failures),
                                 Ended(attempt.number, words))
         if aside is None or not self._mark(aside):

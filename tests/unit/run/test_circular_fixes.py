@@ -136,3 +136,13 @@ def test_the_count_goes_on_after_a_run_that_was_killed(loop: Loop) -> None:
     assert aside["endings"][0] == "it ended with exit status (last run)"
     assert [e["feature"] for e in run.named("iteration_end") if e["run"] != run_id] == \
         ["a-cart", "b-login"]
+
+
+def test_the_same_change_again_by_tree_is_the_same_ending(loop: Loop) -> None:
+    """Successes that leave the project's tree as an earlier attempt on the feature left it."""
+    _project(loop)
+    same = success(_start("a-cart", "total = (\n"))
+    run = loop.run(same, same, same, success(_finish("b-login")), max_iterations=4)
+    (aside,) = run.named("feature_set_aside")
+    assert aside["attempts"] == [1, 2, 3]
+    assert aside["endings"] == ["it finished, leaving the files as the others did"] * 3
