@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -35,6 +36,9 @@ GROUP = "Circular fixes: wasted attempts on scripted bad nights (issue 32)"
 AGENT = Path(__file__).resolve().parent / "circular_agent.py"
 LIMIT = 3  # --max-attempts-per-feature, the default
 LIMITS = ("--idle-nudge-timeout", "60", "--idle-timeout", "120", "--timeout", "300")
+# The restart's first prompt names the killed attempt and its feature (every restart night's
+# killed attempt is on a-cart)
+KILLED_ON_A_CART = re.compile(r"was killed during attempt \d+ \(\S+\) on feature a-cart")
 GATE = "test -z \"$(ls src/*.broken 2>/dev/null)\""  # red once a test is broken
 # name -> (the agent's behaviour per feature, the gate, the attempt at a feature during which
 # aidd and the agent are killed -9 before a restart)
@@ -189,7 +193,7 @@ def _judge(root: Path, logs: list[str], restart: bool) -> Night:
     if restart and len(runs) > 1:
         second = [e for e in events if e["run"] == runs[1] and e["event"] == "iteration_start"]
         prompt = root / second[0]["prompt_file"] if second else None
-        told = prompt is not None and "was killed during attempt" in prompt.read_text()
+        told = prompt is not None and KILLED_ON_A_CART.search(prompt.read_text()) is not None
     return Night(attempts, sum(n - 1 for n in alike.values()), max(alike.values(), default=0),
                  tuple(reached), sum(1 for e in events if e["event"] == "feature_set_aside"),
                  tuple(str(e["reason"]) for e in events if e["event"] == "run_end"), told)
@@ -200,7 +204,8 @@ def _note(night: Night, features: dict[str, str]) -> str:
             f"reached {len(set(night.reached) & set(features))} of {len(features)}; "
             f"{night.set_aside} set aside; ended {', '.join(night.ends) or 'never'}")
     if night.restart_told is not None:
-        note += f"; restart's first prompt names the killed attempt: {night.restart_told}"
+        note += (f"; restart's first prompt names the killed attempt and its feature: "
+                 f"{night.restart_told}")
     return note
 
 

@@ -10,13 +10,15 @@ short plain words and plain feature folder names from it reach the prompt."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from aidd.events import tail_events
+from aidd.project.attemptfeature import feature_of
 from aidd.project.checkpoints import is_run_id
 
 TAIL_BYTES = 1 << 20  # the end of the newest run: its last attempts and its end, if any
@@ -102,6 +104,16 @@ def read_previous_run(events: Path, root: Path, booted: float | None) -> Previou
     """The newest run in `events` (before this one wrote anything), or None when there is
     none. `booted`: when the machine booted (Unix seconds), None when unknown."""
     return judge(tail_events(events, root, TAIL_BYTES), booted)
+
+
+def name_feature(previous: PreviousRun | None,
+                 in_progress: Callable[[], Sequence[str]]) -> PreviousRun | None:
+    """An attempt cut short before it said its feature (it was in progress at no attempt's
+    start): the feature in progress now, which it started (the prompt asks the agent to mark it
+    first), when exactly one is. `in_progress` is read only then."""
+    if previous is None or not previous.cut_short or previous.feature is not None:
+        return previous
+    return replace(previous, feature=feature_of(None, (), in_progress()))
 
 
 def judge(events: list[dict[str, Any]], booted: float | None) -> PreviousRun | None:
