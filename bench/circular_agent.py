@@ -5,10 +5,11 @@ feature, and hands the steps to tests/fakes/fake_agent.py, which speaks the CLI'
 
     circular_agent.py <cli> <argv...>      (through the `opencode` wrapper the bench writes)
 
-CIRCULAR_PLAN: a JSON file {"features": {folder: behaviour}, "log": path, "state": dir}.
-Behaviours: ok (finishes it), broken (the same broken fix, exit 3), breaks_test (claims it,
-leaves a test broken: the gate goes red), context (its conversation overflows), slow (the
-first attempt works for minutes: the bench kills the machine under it; later ones finish).
+CIRCULAR_PLAN: a JSON file {"features": {folder: behaviour}, "sleep_at": {folder: k},
+"log": path, "state": dir}. Behaviours: ok (finishes it), broken (the same broken fix, exit 3),
+breaks_test (claims it, leaves a test broken: the gate goes red), context (its conversation
+overflows). The k-th attempt (from 0) at a folder in `sleep_at` works for minutes instead: the
+bench kills the machine under it.
 """
 
 from __future__ import annotations
@@ -42,8 +43,13 @@ def feature_file(name: str, data: dict[str, Any], **changes: Any) -> dict[str, A
             "text": json.dumps({**data, **changes})}
 
 
-def steps(name: str, data: dict[str, Any], behaviour: str, seen: int) -> list[dict[str, Any]]:
+def steps(name: str, data: dict[str, Any], behaviour: str, seen: int,
+          sleeps: bool) -> list[dict[str, Any]]:
     started = feature_file(name, data, status="in_progress")
+    if sleeps:
+        return [{"init": True}, READ, started,
+                {"write_file": f"src/{name}.py", "text": "half = (\n"},
+                {"say": "working on it"}, {"sleep": 300}]
     if behaviour == "broken":
         return [{"init": True}, READ, started,
                 {"write_file": f"src/{name}.py", "text": "def fix(:\n"},
@@ -58,10 +64,6 @@ def steps(name: str, data: dict[str, Any], behaviour: str, seen: int) -> list[di
                 {"error": {"name": "ContextOverflowError",
                            "message": "maximum context length is 128000 tokens"}},
                 {"exit": 1}]
-    if behaviour == "slow" and seen == 0:
-        return [{"init": True}, READ, started,
-                {"write_file": f"src/{name}.py", "text": "half = (\n"},
-                {"say": "working on it"}, {"sleep": 300}]
     return [{"init": True}, READ, feature_file(name, data, status="verified", passes=True),
             {"write_file": f"src/{name}.py", "text": "def done():\n    return 1\n"},
             {"say": "done"}, {"finish": True}]
@@ -78,14 +80,17 @@ def main() -> None:
     behaviour = plan["features"].get(name, "ok") if name is not None else "none"
     counts = state / "counts.json"
     seen = json.loads(counts.read_text()) if counts.exists() else {}
+    sleeps = False
     if picked is None:
         script = [{"init": True}, READ, {"say": "nothing left"}, {"finish": True}]
     else:
-        script = steps(picked[0], picked[1], behaviour, seen.get(picked[0], 0))
+        sleeps = plan.get("sleep_at", {}).get(picked[0]) == seen.get(picked[0], 0)
+        script = steps(picked[0], picked[1], behaviour, seen.get(picked[0], 0), sleeps)
         seen[picked[0]] = seen.get(picked[0], 0) + 1
         counts.write_text(json.dumps(seen))
     with open(plan["log"], "a", encoding="utf-8") as log:
-        log.write(json.dumps({"feature": name, "behaviour": behaviour, "pid": os.getpid()}) + "\n")
+        log.write(json.dumps({"feature": name, "behaviour": behaviour, "pid": os.getpid(),
+                              "sleeps": sleeps}) + "\n")
     number = sum(1 for _ in state.glob("script-*.json"))
     script_file = state / f"script-{number:03d}.json"
     script_file.write_text(json.dumps({"invocations": [script]}))

@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -35,15 +36,21 @@ GROUP = "Circular fixes: wasted attempts on scripted bad nights (issue 32)"
 AGENT = Path(__file__).resolve().parent / "circular_agent.py"
 LIMIT = 3  # --max-attempts-per-feature, the default
 LIMITS = ("--idle-nudge-timeout", "60", "--idle-timeout", "120", "--timeout", "300")
+# The restart's first prompt names the killed attempt and its feature (every restart night's
+# killed attempt is on a-cart)
+KILLED_ON_A_CART = re.compile(r"was killed during attempt \d+ \(\S+\) on feature a-cart")
 GATE = "test -z \"$(ls src/*.broken 2>/dev/null)\""  # red once a test is broken
-# name -> (the agent's behaviour per feature, the gate, killed mid-attempt and restarted)
-NIGHTS: dict[str, tuple[dict[str, str], bool, bool]] = {
+# name -> (the agent's behaviour per feature, the gate, the attempt at a feature during which
+# aidd and the agent are killed -9 before a restart)
+NIGHTS: dict[str, tuple[dict[str, str], bool, dict[str, int]]] = {
     "repeats a broken fix": ({"a-cart": "broken", "b-login": "ok", "c-search": "ok"}, False,
-                             False),
-    "exhausts its context on one feature": ({"a-cart": "context", "b-login": "ok"}, False,
-                                            False),
-    "breaks a test every time": ({"a-cart": "breaks_test", "b-login": "ok"}, True, False),
-    "machine died mid-attempt, restart": ({"a-cart": "slow", "b-login": "ok"}, False, True),
+                             {}),
+    "exhausts its context on one feature": ({"a-cart": "context", "b-login": "ok"}, False, {}),
+    "breaks a test every time": ({"a-cart": "breaks_test", "b-login": "ok"}, True, {}),
+    "machine died mid-attempt, restart": ({"a-cart": "ok", "b-login": "ok"}, False,
+                                          {"a-cart": 0}),
+    "machine died during a repeated broken fix, restart": (
+        {"a-cart": "broken", "b-login": "ok"}, False, {"a-cart": 2}),
 }
 
 
@@ -66,11 +73,11 @@ def run(quick: bool) -> list[Result]:
 def measure(quick: bool, base: Path | None) -> list[Result]:
     iterations = 8 if quick else 10
     results = []
-    for name, (features, gate, restart) in NIGHTS.items():
+    for name, (features, gate, sleep_at) in NIGHTS.items():
         for label, checkout in (("before", base), ("after", REPO)):
             if checkout is None:
                 continue
-            night = play(checkout, features, gate, restart, iterations,
+            night = play(checkout, features, gate, sleep_at, iterations,
                          with_limit=checkout == REPO)
             met = None
             if checkout == REPO:
@@ -82,7 +89,7 @@ def measure(quick: bool, base: Path | None) -> list[Result]:
     return results
 
 
-def play(checkout: Path, features: dict[str, str], gate: bool, restart: bool,
+def play(checkout: Path, features: dict[str, str], gate: bool, sleep_at: dict[str, int],
          iterations: int, with_limit: bool) -> Night:
     with tempfile.TemporaryDirectory(prefix="aidd-circular-") as tmp:
         where = Path(tmp)
@@ -93,8 +100,8 @@ def play(checkout: Path, features: dict[str, str], gate: bool, restart: bool,
         args += ["--gate", GATE] if gate else []
         args += ["--max-attempts-per-feature", str(LIMIT)] if with_limit else []
         logs = []
-        if restart:
-            logs.append(_killed_run(where, args, env))
+        if sleep_at:
+            logs.append(_killed_run(where, args, env, _plan(where, features, 0, sleep_at)))
         logs.append(_plan(where, features, len(logs)))
         env["CIRCULAR_PLAN"] = str(logs[-1])
         done = subprocess.run(args, env=env, cwd=where, capture_output=True, timeout=600,
@@ -102,21 +109,21 @@ def play(checkout: Path, features: dict[str, str], gate: bool, restart: bool,
         if not (root / ".automaker" / "events.jsonl").exists():
             raise RuntimeError(f"aidd of {checkout} ran no attempt (exit {done.returncode}): "
                                f"{done.stderr.decode(errors='replace')[-500:]}")
-        return _judge(root, [json.loads(p.read_text())["log"] for p in logs], restart)
+        return _judge(root, [json.loads(p.read_text())["log"] for p in logs], bool(sleep_at))
 
 
-def _killed_run(where: Path, args: list[str], env: dict[str, str]) -> Path:
-    """The first run, killed with its agent (SIGKILL to both) once the agent is at work."""
-    plan = _plan(where, json.loads((where / "features.json").read_text()), 0)
+def _killed_run(where: Path, args: list[str], env: dict[str, str], plan: Path) -> Path:
+    """The first run, killed with its agent (SIGKILL to both) in the attempt that sleeps."""
     proc = subprocess.Popen(args, env={**env, "CIRCULAR_PLAN": str(plan)}, cwd=where,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     log = Path(json.loads(plan.read_text())["log"])
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not (log.exists() and log.read_text()):
+    while time.monotonic() < deadline and not (log.exists() and '"sleeps": true' in
+                                               log.read_text()):
         time.sleep(0.2)
     time.sleep(2)  # the agent writes its half-finished file
-    pid = json.loads(log.read_text().splitlines()[0])["pid"]
+    pid = json.loads(log.read_text().splitlines()[-1])["pid"]
     for target in (proc.pid, pid):
         with contextlib.suppress(ProcessLookupError):
             os.kill(target, signal.SIGKILL)
@@ -137,15 +144,16 @@ def _project(where: Path, features: dict[str, str]) -> Path:
     (automaker / "CHANGELOG.md").write_text("# Changelog\n")
     (root / "README.md").write_text("a shop\n")
     (root / "src").mkdir()
-    (where / "features.json").write_text(json.dumps(features))
     return root
 
 
-def _plan(where: Path, features: dict[str, str], run_index: int) -> Path:
+def _plan(where: Path, features: dict[str, str], run_index: int,
+          sleep_at: dict[str, int] | None = None) -> Path:
     state = where / "agent-state"
     state.mkdir(exist_ok=True)
     plan = where / f"plan-{run_index}.json"
-    plan.write_text(json.dumps({"features": features, "state": str(state),
+    plan.write_text(json.dumps({"features": features, "sleep_at": sleep_at or {},
+                                "state": str(state),
                                 "log": str(where / f"agent-{run_index}.jsonl")}))
     return plan
 
@@ -185,7 +193,7 @@ def _judge(root: Path, logs: list[str], restart: bool) -> Night:
     if restart and len(runs) > 1:
         second = [e for e in events if e["run"] == runs[1] and e["event"] == "iteration_start"]
         prompt = root / second[0]["prompt_file"] if second else None
-        told = prompt is not None and "was killed during attempt" in prompt.read_text()
+        told = prompt is not None and KILLED_ON_A_CART.search(prompt.read_text()) is not None
     return Night(attempts, sum(n - 1 for n in alike.values()), max(alike.values(), default=0),
                  tuple(reached), sum(1 for e in events if e["event"] == "feature_set_aside"),
                  tuple(str(e["reason"]) for e in events if e["event"] == "run_end"), told)
@@ -196,7 +204,8 @@ def _note(night: Night, features: dict[str, str]) -> str:
             f"reached {len(set(night.reached) & set(features))} of {len(features)}; "
             f"{night.set_aside} set aside; ended {', '.join(night.ends) or 'never'}")
     if night.restart_told is not None:
-        note += f"; restart's first prompt names the killed attempt: {night.restart_told}"
+        note += (f"; restart's first prompt names the killed attempt and its feature: "
+                 f"{night.restart_told}")
     return note
 
 

@@ -24,15 +24,18 @@ def features_changed(changed: Iterable[str]) -> tuple[str, ...]:
 
 
 def feature_of(named: str | None, changed: Sequence[str], started: Sequence[str]) -> str | None:
-    """The feature folder an attempt worked on: the one `--feature` named; else one whose files
-    it changed (the one in progress at its start when it changed several of them, else the
-    first by name: marking one done and starting the next touches two); else the one in
-    progress at its start (the first by name when several are); None when nothing says."""
+    """The feature folder an attempt worked on: the one `--feature` named; else the one whose
+    files it changed; else the one in progress at its start. Where several fit, the one both
+    changed and in progress at its start, else none: an initializer writes every feature, and
+    blaming the first of them for its ending would set the wrong one aside."""
     if named:
         return named
+    if len(changed) == 1:
+        return changed[0]
     if changed:
-        return next((f for f in started if f in changed), changed[0])
-    return started[0] if started else None
+        both = [f for f in started if f in changed]
+        return both[0] if len(both) == 1 else None
+    return started[0] if len(started) == 1 else None
 
 
 def started_features(paths: ProjectPaths) -> tuple[str, ...]:

@@ -14,6 +14,7 @@ from aidd.run.iteration import Attempt
 from aidd.run.journal import Journal
 from aidd.run.lastattempt import ending
 from aidd.run.preflight import RunPlan
+from aidd.run.previousrun import PastAttempt
 from aidd.session.outcome import Outcome
 
 SameWay = tuple[str, ...]  # what two attempts that ended the same way share
@@ -79,11 +80,14 @@ class CircularFixes:
         self._journal = journal
         self._watch = CircularWatch(plan.settings.max_attempts_per_feature)
         self.set_aside: dict[str, SetAside] = {}  # by folder, in this run
+        previous = plan.previous_run
+        for past in previous.attempts if previous is not None else ():
+            self._watch.add(past.feature, _past_way(past), Ended(past.number, _past_words(past)))
 
     def after(self, attempt: Attempt, gate_failures: tuple[str, ...]) -> bool:
         """After an attempt that counted: True when its feature was set aside just now."""
         end = ending(attempt.outcome, gate_failures)
-        words = end.words if end is not None else "it finished with the same files as before"
+        words = end.words if end is not None else "it finished, leaving the files as the others did"
         aside = self._watch.add(attempt.feature, same_way(attempt, gate_failures),
                                 Ended(attempt.number, words))
         if aside is None or not self._mark(aside):
@@ -119,6 +123,20 @@ class CircularFixes:
             self._journal.warn(f"feature {aside.feature} not set aside: {exc}")
             return False
         return True
+
+
+def _past_way(past: PastAttempt) -> SameWay | None:
+    """`same_way` of an attempt of a run that was killed: its tree is not in the events."""
+    if past.gate_new:
+        return ("gate", *sorted(past.gate_new))
+    return ("ending", past.reason) if past.failed else None
+
+
+def _past_words(past: PastAttempt) -> str:
+    """Plain words only: the names in events.jsonl (project content) never reach a prompt."""
+    if past.gate_new:
+        return f"the validation gate had the same new failures (last run, {len(past.gate_new)})"
+    return f"it ended with {past.reason.replace('_', ' ')} (last run)"
 
 
 def _line(text: str) -> str:

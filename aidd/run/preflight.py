@@ -25,6 +25,7 @@ from aidd.doctor.quick import run_start_checks
 from aidd.errors import AgentCliError, NotFoundError, UsageError
 from aidd.fsio import UnsafePathError, make_dirs, remove_stale_temps
 from aidd.notify.targets import redact_argv
+from aidd.project.attemptfeature import started_features
 from aidd.project.checkpoints import CheckpointStore
 from aidd.project.detect import Origin, detect_origin
 from aidd.project.filters import FeatureFilter
@@ -34,7 +35,7 @@ from aidd.project.scaffold import SPEC_LIMIT, spec_differs
 from aidd.prompts import context as pc
 from aidd.prompts.render import PromptRenderer
 from aidd.prompts.select import Mode, ModelOptions, PromptKind, choose_mode
-from aidd.run.previousrun import PreviousRun, read_previous_run
+from aidd.run.previousrun import PreviousRun, name_feature, read_previous_run
 from aidd.session import procfs
 from aidd.session.cliproc import probe_version
 from aidd.session.idle import IdlePolicy
@@ -99,7 +100,8 @@ def prepare_run(settings: Settings, paths: ProjectPaths, feature_filter: Feature
     settings = replace(settings, environ={**settings.environ, MARK_VAR: mark})
     check_layout(paths)
     lock = _claim_project(paths, started, settings, mark)
-    previous = read_previous_run(paths.events, paths.root, procfs.boot_time())  # ours is held
+    previous = name_feature(read_previous_run(paths.events, paths.root, procfs.boot_time()),
+                            lambda: started_features(paths))  # the lock is ours: nobody writes
     gone = lock.previous_holder_gone()
     if gone is not None:
         warnings.append(f"reclaimed the lock of an aidd that is gone (pid {gone})")

@@ -4,25 +4,42 @@ machine died (no `run_end`, and the machine has booted since its last event). A 
 in its first lines, a `previous_run` event and, when an attempt was cut short, its first prompt,
 so the agent reviews the half-finished work instead of redoing it.
 
-events.jsonl is project content: only a well-formed run id, small positive attempt numbers and
-short plain words from it reach the prompt."""
+events.jsonl is project content: only a well-formed run id, small positive attempt numbers,
+short plain words and plain feature folder names from it reach the prompt."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from aidd.events import tail_events
+from aidd.project.attemptfeature import feature_of
 from aidd.project.checkpoints import is_run_id
 
 TAIL_BYTES = 1 << 20  # the end of the newest run: its last attempts and its end, if any
 _WORD = re.compile(r"[a-z0-9_-]{1,40}")  # a reason, a prompt kind, a checkpoint label
 _FOLDER = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")  # a feature folder, as a prompt names it
 _CUT_SHORT = ("signal", "budget")  # an attempt these reasons ended was stopped half-way
+GATE_NAMES, GATE_NAME_CHARS = 50, 200  # of a gate event's new failures, as the event holds
+# Attempts the run does not count toward a circular fix: retried, or the run's own end.
+_UNCOUNTED = ("rate_limited", "signal", "budget", "fatal")
+
+
+@dataclass(frozen=True)
+class PastAttempt:
+    """An attempt of a run that did not end (killed, or the machine died), for the circular-fix
+    counts (run/circular.py) to go on across the restart (issue 32)."""
+
+    number: int
+    feature: str
+    failed: bool  # its outcome was not a success
+    reason: str  # its iteration_end.reason
+    gate_new: tuple[str, ...]  # the gate's new failures after it (compared, never shown)
 
 
 class Ending(Enum):
@@ -43,6 +60,8 @@ class PreviousRun:
     attempt_reason: str | None = None  # its iteration_end.reason; None: it never ended
     checkpoint: str | None = None  # the last checkpoint of that attempt
     feature: str | None = None  # the feature that attempt was on (issue 32), when known
+    # Its attempts with a known feature, when it did not end: the night goes on after a kill.
+    attempts: tuple[PastAttempt, ...] = ()
 
     @property
     def cut_short(self) -> bool:
@@ -87,6 +106,16 @@ def read_previous_run(events: Path, root: Path, booted: float | None) -> Previou
     return judge(tail_events(events, root, TAIL_BYTES), booted)
 
 
+def name_feature(previous: PreviousRun | None,
+                 in_progress: Callable[[], Sequence[str]]) -> PreviousRun | None:
+    """An attempt cut short before it said its feature (it was in progress at no attempt's
+    start): the feature in progress now, which it started (the prompt asks the agent to mark it
+    first), when exactly one is. `in_progress` is read only then."""
+    if previous is None or not previous.cut_short or previous.feature is not None:
+        return previous
+    return replace(previous, feature=feature_of(None, (), in_progress()))
+
+
 def judge(events: list[dict[str, Any]], booted: float | None) -> PreviousRun | None:
     run = events[-1].get("run") if events else None
     if not isinstance(run, str) or not is_run_id(run):
@@ -106,7 +135,7 @@ def judge(events: list[dict[str, Any]], booted: float | None) -> PreviousRun | N
         run, ending, reason, attempt, kind,
         (_word(finished[-1].get("reason")) or "unknown") if finished else None,
         next((label for label in reversed(labels) if label), None),
-        _feature(mine, attempt))
+        _feature(mine, attempt), () if ends else _past_attempts(mine))
 
 
 def _last_attempt(events: list[dict[str, Any]]) -> tuple[int | None, str | None]:
@@ -114,6 +143,25 @@ def _last_attempt(events: list[dict[str, Any]]) -> tuple[int | None, str | None]
         if event.get("event") == "iteration_start" and (number := _number(event)) is not None:
             return number, _word(event.get("kind"))
     return None, None
+
+
+def _past_attempts(events: list[dict[str, Any]]) -> tuple[PastAttempt, ...]:
+    gates: dict[int, list[str]] = {}
+    for event in events:
+        number, new = _number(event), event.get("new")
+        if event.get("event") == "gate" and number is not None and isinstance(new, list):
+            gates.setdefault(number, []).extend(
+                n[:GATE_NAME_CHARS] for n in new[:GATE_NAMES] if isinstance(n, str))
+    past = []
+    for event in events:
+        number, feature = _number(event), event.get("feature")
+        reason = _word(event.get("reason")) or "unknown"
+        if event.get("event") != "iteration_end" or number is None or not isinstance(
+                feature, str) or not _FOLDER.fullmatch(feature) or reason in _UNCOUNTED:
+            continue
+        past.append(PastAttempt(number, feature, event.get("outcome") != "success", reason,
+                                tuple(gates.get(number, ()))))
+    return tuple(past)
 
 
 def _feature(events: list[dict[str, Any]], attempt: int | None) -> str | None:

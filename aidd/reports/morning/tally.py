@@ -215,7 +215,6 @@ def _tokens(value: Any) -> dict[str, int]:
             if (amount := count(value.get(key))) is not None}
 
 
-_Handler = Callable[[Tally, str, dict[str, Any], datetime], None]
 def _set_aside(tally: Tally, run: str, event: dict[str, Any], at: datetime) -> None:
     listed, words = event.get("attempts"), event.get("endings")
     numbers = tuple(n for n in listed if type(n) is int) if isinstance(listed, list) else ()
@@ -225,6 +224,7 @@ def _set_aside(tally: Tally, run: str, event: dict[str, Any], at: datetime) -> N
                                        numbers[:20], endings[:20]))
 
 
+_Handler = Callable[[Tally, str, dict[str, Any], datetime], None]
 _HANDLERS: dict[str, _Handler] = {
     "feature_set_aside": _set_aside,
     "iteration_start": Tally._iteration_start,

@@ -18,13 +18,15 @@ def test_a_changed_feature_comes_before_the_one_in_progress() -> None:
     assert feature_of(None, ("cart",), ("search",)) == "cart"
 
 
-def test_of_several_changed_the_one_in_progress_at_start_else_the_first() -> None:
+def test_of_several_changed_the_one_in_progress_at_start_else_none() -> None:
     assert feature_of(None, ("cart", "login"), ("login",)) == "login"
-    assert feature_of(None, ("cart", "login"), ("search",)) == "cart"
+    assert feature_of(None, ("cart", "login"), ("search",)) is None  # an initializer's sweep
+    assert feature_of(None, ("cart", "login"), ("cart", "login")) is None
 
 
 def test_nothing_changed_falls_back_to_the_one_in_progress_else_none() -> None:
-    assert feature_of(None, (), ("login", "search")) == "login"
+    assert feature_of(None, (), ("login",)) == "login"
+    assert feature_of(None, (), ("login", "search")) is None
     assert feature_of(None, (), ()) is None
 
 
@@ -41,3 +43,8 @@ def test_started_features_are_the_ones_in_progress(tmp_path: Path) -> None:
     feature(tmp_path, "c-search")
     feature(tmp_path, "d-done", status="verified", passes=True)
     assert started_features(ProjectPaths(tmp_path)) == ("a-cart", "b-login")
+
+
+def test_an_initializer_that_writes_every_feature_is_on_none_of_them() -> None:
+    written = [f".automaker/features/f{n}/feature.json" for n in range(40)]
+    assert feature_of(None, features_changed(written), ()) is None

@@ -66,6 +66,13 @@ TABLE: dict[str, tuple[list[dict[str, Any]], Verdict]] = {
                                     trigger="stuck", error="HTTP 500", tries=3)),
                       Verdict.ATTENTION),
     "findings_left": (run(ok(1), ev("remediation_cap", unfixed=2)), Verdict.ATTENTION),
+    "set_aside": (run(ok(1), ok(2), ok(3), ok(4), ok(5),
+                      ev("feature_set_aside", number=5, feature="cart", attempts=[3, 4, 5],
+                         endings=["x"] * 3, limit=3)), Verdict.ATTENTION),
+    "ended_set_aside": (run(ok(1), ok(2), ok(3), ev("feature_set_aside", number=3,
+                                                     feature="cart", attempts=[1, 2, 3],
+                                                     endings=["x"] * 3, limit=3),
+                            reason="set_aside"), Verdict.FAILED),
 }
 
 

@@ -115,3 +115,34 @@ def test_a_feature_a_person_moved_meanwhile_is_not_set_aside(loop: Loop) -> None
                    failure(3, edit=review), max_iterations=3)
     assert run.named("feature_set_aside") == []
     assert "error" not in _data(loop.paths.root, "a-cart")
+
+
+def test_the_count_goes_on_after_a_run_that_was_killed(loop: Loop) -> None:
+    """A kill -9 mid-night does not give a feature N fresh attempts: the endings of a run
+    without a run_end count on (not those of a run that ended: it set aside what it had to)."""
+    _project(loop)
+    run_id, ts = "20261120T010000Z-4242", "2026-11-20T01:10:00.000Z"
+    killed = [{"event": "run_start"},
+              *({"event": "iteration_end", "number": n, "outcome": "failure",
+                 "reason": "exit_status", "result": 3, "feature": "a-cart"} for n in (1, 2)),
+              {"event": "iteration_start", "number": 3, "kind": "coding", "feature": "a-cart"}]
+    loop.paths.events.write_text("".join(
+        json.dumps({"v": 1, "ts": ts, "run": run_id, **e}) + "\n" for e in killed))
+    broken = failure(3, edit=_start("a-cart"))
+    run = loop.run(broken, success(_finish("b-login")), max_iterations=3)
+    (aside,) = run.named("feature_set_aside")
+    assert aside["attempts"][:2] == [1, 2]
+    assert aside["number"] == aside["attempts"][2]
+    assert aside["endings"][0] == "it ended with exit status (last run)"
+    assert [e["feature"] for e in run.named("iteration_end") if e["run"] != run_id] == \
+        ["a-cart", "b-login"]
+
+
+def test_the_same_change_again_by_tree_is_the_same_ending(loop: Loop) -> None:
+    """Successes that leave the project's tree as an earlier attempt on the feature left it."""
+    _project(loop)
+    same = success(_start("a-cart", "total = (\n"))
+    run = loop.run(same, same, same, success(_finish("b-login")), max_iterations=4)
+    (aside,) = run.named("feature_set_aside")
+    assert aside["attempts"] == [1, 2, 3]
+    assert aside["endings"] == ["it finished, leaving the files as the others did"] * 3

@@ -11,12 +11,21 @@ from aidd.budget.prices import Cost
 from aidd.errors import ExitCode
 from aidd.gate.commands import parse_gate
 from aidd.project.paths import ProjectPaths
+from aidd.prompts.context import LastAttemptInfo
 from aidd.prompts.render import PromptRenderer
 from aidd.prompts.select import PromptKind, Selection
 from aidd.run.circular import LINE_CHARS as ASIDE_CHARS
 from aidd.run.circular import LISTED
 from aidd.run.iteration import Attempt
-from aidd.run.lastattempt import LINE_CHARS, TAIL_LINES, summarise, transcript_tail
+from aidd.run.lastattempt import (
+    LINE_CHARS,
+    TAIL_LINES,
+    AttemptMemory,
+    summarise,
+    transcript_tail,
+    work_of,
+)
+from aidd.run.phases import Phase, PhaseKind
 from aidd.run.previousrun import Ending, PreviousRun
 from aidd.session.outcome import Outcome, Reason, SessionOutcome
 from tests.fakes.gate import FakeGate, red
@@ -179,3 +188,22 @@ def test_the_hand_off_stays_within_the_documented_size(tmp_path: Path) -> None:
     plain = make_context(paths, PromptKind.CODING, "opencode")
     size = len(renderer.render("_common/last_attempt.md", replace(plain, last_attempt=info)))
     assert size <= 8000
+
+
+def test_the_memory_is_kept_per_feature_when_the_feature_is_known() -> None:
+    """Issue 32: the previous attempt on the same feature, else at the same work."""
+    phase, kind = Phase(PhaseKind.MAIN), PromptKind.CODING
+    work = work_of(phase, kind)
+    memory = AttemptMemory()
+    cart = LastAttemptInfo(failed=True, number=1, ending="cart broke")
+    login = LastAttemptInfo(failed=True, number=2, ending="login broke")
+    memory.remember(work, "cart", cart)
+    memory.remember(work, "login", login)
+    assert memory.recall(phase, kind, "cart").number == 1
+    assert memory.recall(phase, kind, "login").number == 2
+    assert memory.recall(phase, kind, None).number == 2  # unknown: the newest at this work
+    assert not memory.recall(phase, kind, "search").failed  # nothing on that feature yet
+    memory.remember(work, "cart", None)  # a success on cart forgets it, and the work's
+    assert not memory.recall(phase, kind, "cart").failed
+    assert not memory.recall(phase, kind, None).failed
+    assert memory.recall(phase, kind, "login").number == 2
