@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from aidd.project.gitlayout import stall_problem
+
 TIMEOUT_S = 120.0
 # Where git would look for a repository, an index or config other than the one aidd names.
 _LOCATIONS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
@@ -148,6 +150,8 @@ class Git:
         return parse_listing(done.out) if done.ok else []
 
     def _exec(self, argv: list[str], stdin: bytes | None) -> Done:
+        if (stall := stall_problem(self.cwd, self.repo, self.environ.get("HOME", ""))):
+            raise GitError(f"git {_verb(argv)} not run: {stall}")
         try:
             proc = subprocess.run(argv, cwd=self.cwd, env=self.env(), input=stdin,
                                   stdin=subprocess.DEVNULL if stdin is None else None,

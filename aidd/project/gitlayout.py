@@ -7,7 +7,12 @@ afresh (it is aidd's own)."""
 from __future__ import annotations
 
 import os
+import re
+import stat
+from collections.abc import Mapping
 from pathlib import Path
+
+from aidd.fsio import read_file
 
 # Entries of a git directory that must be plain (a link would lead git elsewhere).
 _PLAIN = ("HEAD", "config", "index", "packed-refs", "objects", "refs", "info", "logs",
@@ -54,3 +59,86 @@ def _linked_inside(folder: Path, deep: bool = False) -> str | None:
         if not deep:
             return None
     return None
+
+
+# git's own cap on nested includes; a deeper chain is git's error, not a stall.
+_INCLUDE_DEPTH = 10
+_CONFIG_CAP = 1 << 20
+_SECTION = re.compile(r'\s*\[\s*([A-Za-z][\w.-]*)(?:\s+"[^"]*")?\s*\]')
+_PATH_KEY = re.compile(r"\s*path\s*=\s*(.*)", re.IGNORECASE)
+
+
+def stall_problem(cwd: Path, repo: Mapping[str, str], home: str) -> str | None:
+    """Why git run in `cwd` (on `repo`'s GIT_DIR/GIT_COMMON_DIR, else the repository found
+    from `cwd`) would block on opening a file, or None: the repository's config may include
+    any path, and a FIFO there stalls every git run until its timeout (issue 27). An
+    include that is not a regular file is refused; includes inside the repository or the
+    work tree are followed (git's depth); one elsewhere is only stat'ed."""
+    dirs = _git_dirs(cwd, repo)
+    for git_dir in dirs:
+        for name in ("config", "config.worktree"):
+            if (problem := _includes(git_dir, git_dir / name, home, 0)) is not None:
+                return problem
+    return None
+
+
+def _git_dirs(cwd: Path, repo: Mapping[str, str]) -> list[Path]:
+    if "GIT_DIR" in repo:
+        return [Path(repo[key]) for key in ("GIT_DIR", "GIT_COMMON_DIR") if key in repo]
+    for folder in (cwd, *cwd.parents):
+        dot_git = folder / ".git"
+        if dot_git.is_dir():
+            return [dot_git]
+        if dot_git.is_file():  # a linked worktree or submodule: `gitdir: <path>`
+            text = _small_text(folder, dot_git) or ""
+            if not text.startswith("gitdir: "):
+                return []
+            git_dir = folder / text.removeprefix("gitdir: ")
+            common = _small_text(git_dir, git_dir / "commondir")
+            return [git_dir, *([git_dir / common] if common else [])]
+    return []
+
+
+def _includes(top: Path, config: Path, home: str, depth: int) -> str | None:
+    try:
+        mode = config.stat().st_mode
+    except OSError:
+        return None  # git skips a missing include
+    if not stat.S_ISREG(mode):
+        return f"{config} is not a regular file (git would wait on it)"
+    if depth >= _INCLUDE_DEPTH:
+        return None
+    try:  # followed only inside `top`: aidd reads no file elsewhere
+        text = read_file(top, config, _CONFIG_CAP).decode("utf-8", "replace")
+    except OSError:
+        return None
+    for target in _include_paths(text):
+        path = Path(home, target[2:]) if target.startswith("~/") else config.parent / target
+        if (problem := _includes(top, path, home, depth + 1)) is not None:
+            return problem
+    return None
+
+
+def _include_paths(text: str) -> list[str]:
+    """The `path` values of [include] and [includeIf "..."] sections (every condition taken
+    as true: the check must not miss one git would follow)."""
+    paths, inside = [], False
+    for line in text.splitlines():
+        if (section := _SECTION.match(line)) is not None:
+            inside = section.group(1).lower() in ("include", "includeif")
+            line = line[section.end():]
+        if inside and (key := _PATH_KEY.match(line)) is not None:
+            value = key.group(1).strip()
+            value = (value[1:].split('"', 1)[0] if value.startswith('"')
+                     else re.split(r"\s[#;]", value, maxsplit=1)[0].strip())
+            if value:
+                paths.append(value)
+    return paths
+
+
+def _small_text(top: Path, path: Path) -> str | None:
+    """A small regular file's text, stripped; None when missing, odd or too large."""
+    try:
+        return read_file(top, path, _CONFIG_CAP).decode("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None

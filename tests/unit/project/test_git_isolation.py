@@ -19,7 +19,14 @@ from aidd.project.fingerprint import fingerprint
 from aidd.project.rollback import roll_back
 from aidd.reports.morning.history import GitView
 from tests.gitrepo import git
-from tests.planted import hostile_attributes, hostile_git_config, marker_program, signed_commit
+from tests.planted import (
+    hostile_attributes,
+    hostile_git_config,
+    marker_program,
+    plant,
+    signed_commit,
+    within,
+)
 
 RUN = "20261125T010000Z-42"
 FILES = {"a.txt": b"text \x00 bytes\r\n", "b.py": b"print(1)\n", "c.json": b"{}\n",
@@ -206,3 +213,31 @@ def test_planted_refs_are_never_rolled_back_to_nor_kept(tmp_path: Path) -> None:
     assert f"{REF_ROOT}/{RUN}/001" in refs
     listed = {row.run for row in CheckpointStore(root, "", os.environ).listing()}
     assert listed == {RUN, "20261125T020000Z-43"}
+
+
+@pytest.mark.parametrize("section", ['[include]', '[includeIf "gitdir:/"]', "[Include]"])
+def test_a_config_include_of_a_fifo_is_refused_not_waited_on(tmp_path: Path,
+                                                             section: str) -> None:
+    """git opens every file the repository's config includes; a FIFO there stalled each of
+    aidd's git runs (the fingerprint, the checkpoints) until its 60-120 s timeout. Now no git
+    runs there: the fingerprint falls back to its own walk, the checkpoints are refused."""
+    root, _ = hostile_project(tmp_path)
+    fifo = plant(root / ".git" / "wait-here", "fifo")
+    nested = root / ".git" / "more.inc"
+    nested.write_text("[include]\n\tpath = wait-here ; a comment\n")
+    with (root / ".git" / "config").open("a") as config:
+        config.write(f"{section}\n\tpath = more.inc\n")
+    plain = within(10, lambda: fingerprint(root, os.environ), fifo)
+    assert plain == within(10, lambda: fingerprint(root, {**os.environ, "PATH": ""}), fifo)
+    store = CheckpointStore(root, RUN, os.environ)
+    with pytest.raises(CheckpointError, match="wait-here is not a regular file"):
+        within(10, lambda: store.record("001"), fifo)
+
+
+def test_an_include_of_a_regular_file_still_runs(tmp_path: Path) -> None:
+    root, _ = hostile_project(tmp_path)
+    (root / ".git" / "extra.inc").write_text("[core]\n\tautocrlf = false\n")
+    with (root / ".git" / "config").open("a") as config:
+        config.write('[include]\n\tpath = "extra.inc"\n\tpath = ~/absent.inc\n')
+    store = CheckpointStore(root, RUN, os.environ)
+    assert store.record("001").commit
