@@ -43,6 +43,11 @@ def test_fleet_watch_shows_three_projects_and_enter_opens_one(lab: Lab, tmux: Tm
     up = lab.start("up", str(lab.fleet_file(projects)))
     wait_for(lambda: lab.mark("bravo", "start") and lab.mark("charlie", "start"), 90,
              "two agents at work")
+    plain = lab.run("watch")  # not a terminal: one frame, every project
+    assert plain.code == 0, plain.err
+    assert [line[2:].split()[0] for line in plain.out.splitlines()[2:5]] == [
+        "alpha", "bravo", "charlie"], plain.out
+    assert "\x1b" not in plain.out
     command = shlex.join([sys.executable, "-m", "aidd", "fleet", "watch"])
     tmux.start(f"{command}; sleep 60", {**lab.env, "TERM": "xterm-256color"})
     screen = tmux.wait("alpha ", 30)
