@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 from collections.abc import Callable, Coroutine, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ from temporalio.client import Client
 from aidd.clock import Clock
 from aidd.console import screen
 from aidd.fleet.board import Board, frame, lines
-from aidd.fleet.control import Row, fleet_status
+from aidd.fleet.control import Known, Row, fleet_status
 from aidd.fleet.progress import this_host
 from aidd.project.paths import ProjectPaths
 from aidd.watch.source import Source
@@ -41,12 +41,13 @@ class Fleet:
     updated: str = "not asked yet"
     message: str = ""
     done: bool = False
+    known: Known = field(default_factory=Known)  # what the next query need not decode again
 
     def refresh(self, client: Client, run: Runner, clock: Clock) -> None:
         """One query; the selection stays on its project (by workflow id) when it can."""
         chosen = self.rows[self.selected].workflow_id if self.rows else None
         try:
-            rows = tuple(run(_asked(fleet_status(client, self.fleet))))
+            rows = tuple(run(_asked(fleet_status(client, self.fleet, self.known))))
         except Exception as err:  # the server restarting, the network: asked again next time
             why = str(err).splitlines()[0] if str(err) else err.__class__.__name__
             self.message = f"the server could not be asked ({why}); asking again"

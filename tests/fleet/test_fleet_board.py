@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from temporalio.converter import value_to_type
+from temporalio.converter import DataConverter, value_to_type
 
 from aidd.clock import SystemClock
 from aidd.fleet import watching
 from aidd.fleet.board import Board, frame, lines
-from aidd.fleet.control import Row
+from aidd.fleet.control import Known, Row, _heartbeat
 from aidd.fleet.records import Progress, State
 from aidd.watch.terminal import DOWN, UP
 
@@ -91,7 +91,7 @@ def test_the_selection_follows_its_project_and_a_failed_query_keeps_the_rows(
     rows = _recorded()
     answers: list[Any] = [rows, RuntimeError("connection refused\nmore"), rows[::-1]]
 
-    async def status(_client: object, _fleet: str | None) -> list[Row]:
+    async def status(_client: object, _fleet: str | None, _known: object) -> list[Row]:
         answer = answers.pop(0)
         if isinstance(answer, Exception):
             raise answer
@@ -140,3 +140,34 @@ def test_enter_opens_a_project_here_and_says_why_not_elsewhere(
 def test_a_directory_the_server_names_opens_only_when_it_is_a_project_here(root: Any) -> None:
     row = Row("lab", "p", State.RUNNING, Progress(host="vm", root=root))
     assert watching.local_root(row, HERE) is None
+
+
+def test_a_repeated_heartbeat_is_decoded_once() -> None:
+    """`aidd fleet watch` asks every 2 s: a waiting project's heartbeat, unchanged, is not
+    decoded again (control.Known); a changed one is."""
+    decoded: list[object] = []
+
+    class Converter:
+        async def decode(self, payloads: Any, types: Any) -> list[Any]:
+            decoded.append(payloads)
+            return await DataConverter.default.decode(payloads, types)
+
+    client: Any = type("Client", (), {"data_converter": Converter()})()
+
+    async def beat(progress: Progress, known: Known) -> Progress:
+        payloads = await DataConverter.default.encode([progress])
+        now = Known()
+        got = await _heartbeat(client, "aidd-fleet/lab/p", payloads, (known, now))
+        known.heartbeats = now.heartbeats
+        return got
+
+    async def main() -> None:
+        known = Known()
+        first = await beat(Progress(iteration=3, host="vm"), known)
+        assert first == Progress(iteration=3, host="vm")
+        assert await beat(Progress(iteration=3, host="vm"), known) is first
+        assert len(decoded) == 1
+        assert (await beat(Progress(iteration=4, host="vm"), known)).iteration == 4
+        assert len(decoded) == 2
+
+    asyncio.run(main())
