@@ -11,7 +11,7 @@ from aidd import numbers
 from aidd.console import shown
 from aidd.errors import result_words
 from aidd.fleet.control import Row
-from aidd.watch.screen import cut, paint
+from aidd.watch.screen import columns, cut, paint
 
 NAME_MAX = 24  # the project column's widest (a longer name is cut; the details say it whole)
 HOST_MAX = 12
@@ -41,8 +41,8 @@ def lines(board: Board, width: int, height: int) -> list[str]:
         body = [title, "no fleet project on this server yet (aidd fleet up FLEET.yaml)"]
         return [cut(line, width) for line in [*body[:max(0, height - 1)], footer]][:height]
     names = _names(board.rows)
-    name_w = min(NAME_MAX, max(len("PROJECT"), *(len(n) for n in names)))
-    host_w = min(HOST_MAX, max(len("HOST"), *(len(_one(r.progress.host)) for r in board.rows)))
+    name_w = min(NAME_MAX, max(len("PROJECT"), *(columns(n) for n in names)))
+    host_w = min(HOST_MAX, max(len("HOST"), *(columns(_one(r.progress.host)) for r in board.rows)))
     table = [_columns("PROJECT", _HEAD, name_w, host_w, "  ")]
     table += [_columns(names[i], _cells(board.rows[i]), name_w, host_w,
                        "> " if i == board.selected else "  ") for i in _window(board, height)]
@@ -95,7 +95,8 @@ def _columns(name: str, cells: tuple[str, ...], name_w: int, host_w: int, mark: 
 
 
 def _fit(text: str, width: int) -> str:
-    return cut(text, width).ljust(width)
+    short = cut(text, width)
+    return short + " " * (width - columns(short))
 
 
 def _details(board: Board, names: list[str], width: int) -> list[str]:
@@ -108,7 +109,7 @@ def _details(board: Board, names: list[str], width: int) -> list[str]:
              else "Enter: not on this machine · " if p.root else "")
     last = f"last event {_one(p.last_event)}" if p.last_event else "no event yet"
     name = names[board.selected]
-    return ["── " + name + " " + "─" * max(0, width - len(name) - 4), where,
+    return ["── " + name + " " + "─" * max(0, width - columns(name) - 4), where,
             f"{opens}{last} · run {_one(p.run_id) or '-'}",
             _one(row.message) or f"features passing {_features(row)} · tokens {_tokens(row)}"]
 

@@ -3,6 +3,7 @@ project string through the console's control-character filter (console.shown).""
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import datetime
 
 from aidd.console import shown
@@ -112,7 +113,30 @@ def _one(line: str) -> str:
 
 
 def cut(line: str, width: int) -> str:
-    return line if len(line) <= width else line[:max(0, width - 1)] + "…"
+    """`line` in at most `width` columns of the terminal: a wide character (CJK, most emoji)
+    takes two, a combining one none, so a project's name in them cannot wrap a line and
+    scroll the screen."""
+    if line.isascii():  # the common case, cheap
+        return line if len(line) <= width else line[:max(0, width - 1)] + "…"
+    if columns(line) <= width:
+        return line
+    used = 0
+    for at, char in enumerate(line):
+        used += _columns(char)
+        if used > width - 1:
+            return line[:at] + "…"
+    return line
+
+
+def columns(text: str) -> int:
+    """The columns `text` takes on a terminal."""
+    return len(text) if text.isascii() else sum(_columns(char) for char in text)
+
+
+def _columns(char: str) -> int:
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in "WF" else 1
 
 
 def _cost(t: Tracker) -> str:

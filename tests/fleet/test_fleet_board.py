@@ -19,6 +19,7 @@ from aidd.fleet import watching
 from aidd.fleet.board import Board, frame, lines
 from aidd.fleet.control import Known, Row, _heartbeat
 from aidd.fleet.records import Progress, State
+from aidd.watch.screen import columns
 from aidd.watch.terminal import DOWN, UP
 
 DATA = Path(__file__).parent / "data"
@@ -38,7 +39,8 @@ def _hostile() -> tuple[Row, ...]:
                     run_id="\x9b31m" * 50, tokens=-1)
     return (Row("lab", "\x1b]0;owned\x07" + "n" * 500, State.RUNNING, evil, exit_code=2**70,
                 message="line\nbreak\x1b[31m"),
-            Row("other\x1b[H", "p", State.FAILED, Progress(cost_usd=math.inf, root=7)))  # type: ignore[arg-type]
+            Row("other\x1b[H", "p", State.FAILED, Progress(cost_usd=math.inf, root=7)),  # type: ignore[arg-type]
+            Row("lab", "项目" * 40 + "🚀", State.DONE, Progress(host="主机" * 10, root="/项目")))
 
 
 def test_the_recorded_fleet_as_the_snapshot_shows_it() -> None:
@@ -55,11 +57,11 @@ def test_the_screen_fits_any_size(width: int, height: int) -> None:
         for selected in (0, 1, 5):
             got = lines(Board(rows, selected, TITLE, here=False), width, height)
             assert len(got) <= height
-            assert all(len(line) <= width for line in got)
+            assert all(columns(line) <= width for line in got)  # wide characters: 2 columns
 
 
 def test_hostile_values_are_shown_inert() -> None:
-    for selected in (0, 1):
+    for selected in (0, 1, 2):
         got = lines(Board(_hostile(), selected, TITLE, here=False, message="\x1b[2Jm"), 200, 24)
         text = "\n".join(got)
         assert not any(ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f or 0x202a <= ord(c) <= 0x202e
