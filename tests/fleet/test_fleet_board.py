@@ -5,6 +5,7 @@ characters, bidi overrides, huge and non-finite numbers, a directory that is no 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import math
 from dataclasses import replace
@@ -21,6 +22,7 @@ from aidd.fleet.control import Known, Row, _heartbeat
 from aidd.fleet.records import Progress, State
 from aidd.watch.screen import columns
 from aidd.watch.terminal import DOWN, UP
+from tests.fakes.clock import FakeClock
 
 DATA = Path(__file__).parent / "data"
 UPDATE = False  # True once to write the snapshot again after a deliberate change
@@ -173,3 +175,34 @@ def test_a_repeated_heartbeat_is_decoded_once() -> None:
         assert len(decoded) == 2
 
     asyncio.run(main())
+
+
+def test_one_query_every_2_s_keys_waited_on_and_a_frame_only_when_it_changed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """60 s of an idle fleet on a fake clock: 30 queries, never a busy loop (every wait for a
+    key is a real wait), and a frame written only when the screen changed."""
+    clock = FakeClock()
+    waits: list[float] = []
+    frames: list[str] = []
+    asked: list[float] = []
+
+    def keys(timeout: float) -> list[str] | None:
+        waits.append(timeout)
+        clock.advance(timeout)
+        return ["q"] if clock.monotonic() >= 1060.0 else []
+
+    async def status(*_: object) -> list[Row]:
+        asked.append(clock.monotonic())
+        return list(_recorded())  # the same rows each time
+
+    monkeypatch.setattr(watching, "read_keys", keys)
+    monkeypatch.setattr(watching, "screen", frames.append)
+    monkeypatch.setattr(watching, "fleet_status", status)
+    fleet = watching.Fleet("s", None)
+    with asyncio.Runner() as runner:
+        watching.watch(fleet, None, runner.run, clock, False, HERE)  # type: ignore[arg-type]
+    assert len(asked) == 30
+    assert all(b - a == pytest.approx(2.0) for a, b in itertools.pairwise(asked))
+    assert min(waits) > 0.2  # the tick: 0.25 s
+    assert len(frames) == 30  # the title's time changes once a query, nothing else does
+    assert fleet.done
