@@ -33,7 +33,7 @@ class Board:
 
 
 def lines(board: Board, width: int, height: int) -> list[str]:
-    """The screen, `height` lines at most, each at most `width` characters (no styling)."""
+    """The screen, `height` lines at most, each at most `width` columns (no styling)."""
     board = replace(board, selected=max(0, min(board.selected, len(board.rows) - 1)))
     title = _one(f"aidd fleet watch · {board.title}")
     footer = _one(board.message) or KEYS
