@@ -11,6 +11,10 @@ the fleet itself costs while 20 projects wait on their agents.
   20 are running, the `up` process's (the client and in-process worker's) RSS and the CPU it
   used over 10 s, and the same for the local Temporal server. aidd's own runs are not counted
   (each is the plain aidd of the loop group).
+  Then `aidd fleet watch` in a pty of 80x24 over the same fleet (issue 30): its CPU and RSS
+  over the next 10 s, and the server's CPU meanwhile (one status query every 2 s). The fleet's
+  cost per waiting project (issue 33 asks < 0.5 % of a core): `up` plus the server, divided
+  by 20.
 Needs the fleet extra; without temporalio it reports nothing.
 """
 
@@ -22,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -29,11 +34,14 @@ import psutil
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import WORK, Result, print_results
+from bench.watch_bench import Watched
 from tests.fleet.lab import Lab, lab_in, working
 from tests.waiting import wait_for
 
 SLEEP_S = 120.0  # the idle agents' sleep: far longer than the measurement
 WINDOW_S = 10.0
+PER_PROJECT_PCT = 0.5  # issue 33: the fleet's CPU per waiting project, % of a core
+WATCH_PCT = 1.0  # issue 30: a view of an idle run, % of a core
 
 
 def _to_start(lab: Lab, name: str, argv: list[str]) -> float:
@@ -69,8 +77,18 @@ def _start_samples(root: Path, repeat: int) -> dict[str, list[float]]:
     return samples
 
 
-def _idle_fleet(root: Path, count: int) -> tuple[float, float, float, float]:
-    """(up's RSS MiB, up's CPU % of a core, server's RSS MiB, server's CPU %)."""
+def _cpu_pct(procs: list[psutil.Process], seconds: float,
+             meanwhile: Callable[[float], object] = time.sleep) -> list[float]:
+    """Each process's CPU in % of a core over `seconds` of `meanwhile`."""
+    before = [p.cpu_times() for p in procs]
+    meanwhile(seconds)
+    after = [p.cpu_times() for p in procs]
+    return [((a.user + a.system) - (b.user + b.system)) / seconds * 100
+            for a, b in zip(after, before, strict=True)]
+
+
+def _idle_fleet(root: Path, count: int) -> dict[str, float]:
+    """The RSS (MiB) and CPU (% of a core) of `up`, the server and `aidd fleet watch`."""
     root.mkdir(parents=True)
     with lab_in(root) as lab:
         projects = {f"i{i}": lab.project(f"i{i}", working(SLEEP_S)) for i in range(count)}
@@ -81,15 +99,22 @@ def _idle_fleet(root: Path, count: int) -> tuple[float, float, float, float]:
         pid = lab.server_pid()
         assert pid is not None
         procs = [psutil.Process(up.pid), psutil.Process(pid)]
-        before = [p.cpu_times() for p in procs]
-        time.sleep(WINDOW_S)
-        after = [p.cpu_times() for p in procs]
-        rss = [p.memory_info().rss / 2**20 for p in procs]
-        cpu = [((a.user + a.system) - (b.user + b.system)) / WINDOW_S * 100
-               for a, b in zip(after, before, strict=True)]
+        got = dict(zip(("up cpu", "server cpu"), _cpu_pct(procs, WINDOW_S), strict=True))
+        got.update(zip(("up rss", "server rss"), (p.memory_info().rss / 2**20 for p in procs),
+                       strict=True))
+        watch = Watched(["fleet", "watch"], lab.env)
+        try:
+            watch.until(b"i0 ", 60)
+            watch.drain(3.0)  # its first queries
+            watched = psutil.Process(watch.pid)
+            got["watch cpu"], got["server cpu watched"] = _cpu_pct(
+                [watched, procs[1]], WINDOW_S, watch.drain)
+            got["watch rss"] = watched.memory_info().rss / 2**20
+        finally:
+            watch.close()
         lab.run("stop", "--now")
         up.wait(120)
-        return rss[0], cpu[0], rss[1], cpu[1]
+        return got
 
 
 def run(quick: bool) -> list[Result]:
@@ -102,11 +127,12 @@ def run(quick: bool) -> list[Result]:
     try:
         starts = _start_samples(root / "start", 2 if quick else 5)
         count = 5 if quick else 20
-        up_rss, up_cpu, srv_rss, srv_cpu = _idle_fleet(root / "idle", count)
+        idle = _idle_fleet(root / "idle", count)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     plain = starts["plain"]
     group = "fleet"
+    per_project = (idle["up cpu"] + idle["server cpu"]) / count
     return [
         Result(group, "project start to agent start: `aidd fleet up`, server running",
                starts["warm"], floor="plain `aidd`", floor_samples=plain,
@@ -116,14 +142,26 @@ def run(quick: bool) -> list[Result]:
                starts["cold"], floor="plain `aidd`", floor_samples=plain,
                note="includes starting Temporal's dev server on its database"),
         Result(group, f"`aidd fleet up` RSS, {count} projects waiting on their agents",
-               [up_rss], unit="MiB"),
+               [idle["up rss"]], unit="MiB"),
         Result(group, f"`aidd fleet up` CPU, {count} projects waiting on their agents",
-               [up_cpu], unit="% of a core", note=f"over {WINDOW_S:.0f} s: heartbeats every "
-                                                  "5 s per project, event reads"),
-        Result(group, f"local Temporal server RSS, {count} projects running", [srv_rss],
+               [idle["up cpu"]], unit="% of a core",
+               note=f"over {WINDOW_S:.0f} s: a heartbeat a second per project, event reads"),
+        Result(group, f"local Temporal server RSS, {count} projects running",
+               [idle["server rss"]], unit="MiB"),
+        Result(group, f"local Temporal server CPU, {count} projects running",
+               [idle["server cpu"]], unit="% of a core"),
+        Result(group, "`aidd fleet up` + server CPU per waiting project", [per_project],
+               unit="% of a core", target=f"< {PER_PROJECT_PCT:g} %",
+               met=per_project < PER_PROJECT_PCT, note="issue 33; aidd's own runs not counted"),
+        Result(group, f"`aidd fleet watch` CPU, {count} projects", [idle["watch cpu"]],
+               unit="% of a core", target=f"<= {WATCH_PCT:g} %",
+               met=idle["watch cpu"] <= WATCH_PCT,
+               note=f"80x24 pty, over {WINDOW_S:.0f} s: one status query every 2 s"),
+        Result(group, f"`aidd fleet watch` RSS, {count} projects", [idle["watch rss"]],
                unit="MiB"),
-        Result(group, f"local Temporal server CPU, {count} projects running", [srv_cpu],
-               unit="% of a core"),
+        Result(group, "local Temporal server CPU while `aidd fleet watch` asks",
+               [idle["server cpu watched"]], unit="% of a core",
+               note=f"the same {count} projects"),
     ]
 
 

@@ -40,14 +40,14 @@ FRAME_END = b"\x1b[J"  # the last bytes of every frame (aidd/watch/screen.py)
 
 
 class Watched:
-    """`aidd watch` in a pty of 80x24, its output read as it comes."""
+    """`aidd ARGS` (`watch`, `fleet watch`) in a pty of 80x24, its output read as it comes."""
 
-    def __init__(self, project: Path) -> None:
+    def __init__(self, args: list[str], env: dict[str, str] | None = None) -> None:
         self.started = time.perf_counter()
         pid, fd = pty.fork()
         if pid == 0:  # the child: the watch itself
-            os.execvpe(sys.executable, [sys.executable, "-m", "aidd", "watch",
-                                        "--project-dir", str(project)], env_with_repo())
+            os.execvpe(sys.executable, [sys.executable, "-m", "aidd", *args],
+                       env or env_with_repo())
         fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
         self.pid, self.fd, self.seen = pid, fd, b""
 
@@ -72,6 +72,14 @@ class Watched:
                 return int(line.split()[1]) / 1024
         return 0.0
 
+    def drain(self, seconds: float) -> float:
+        """Read what it draws for `seconds`, typing nothing: its CPU meanwhile, % of a core."""
+        cpu, wall = self.cpu_s(), time.perf_counter()
+        while time.perf_counter() < wall + seconds:
+            if select.select([self.fd], [], [], 0.1)[0]:
+                self.seen = os.read(self.fd, 1 << 16)
+        return 100 * (self.cpu_s() - cpu) / (time.perf_counter() - wall)
+
     def close(self) -> None:
         os.write(self.fd, b"q")
         os.waitpid(self.pid, 0)
@@ -79,18 +87,12 @@ class Watched:
 
 
 def one_round(project: Path, events: Path, samples: dict[str, list[float]], n: int) -> None:
-    watch = Watched(project)
+    watch = Watched(["watch", "--project-dir", str(project)])
     try:
         samples["open"].append(watch.until(b"recent events") - watch.started)
         samples["open cpu"].append(watch.cpu_s())
         samples["rss"].append(watch.rss_mb())
-        cpu, wall = watch.cpu_s(), time.perf_counter()
-        drain_until = wall + IDLE_WINDOW_S
-        while time.perf_counter() < drain_until:  # read what it draws, write nothing
-            if select.select([watch.fd], [], [], 0.1)[0]:
-                watch.seen = os.read(watch.fd, 1 << 16)
-        used = watch.cpu_s() - cpu
-        samples["idle"].append(100 * used / (time.perf_counter() - wall))
+        samples["idle"].append(watch.drain(IDLE_WINDOW_S))
         marker = f"bench-follow-{os.getpid()}-{n}"
         line = {"v": 1, "ts": "2026-01-01T00:00:00.000Z", "run": "x", "event": "warning",
                 "message": marker}

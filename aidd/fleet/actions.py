@@ -14,15 +14,18 @@ from typing import TypeVar
 
 from temporalio.client import Client
 
+from aidd.clock import SystemClock
+from aidd.config import color_wanted
 from aidd.console import print_out
 from aidd.errors import ExitCode, NotFoundError, UsageError
-from aidd.fleet import connection, control, server, show
+from aidd.fleet import connection, control, server, show, watching
 from aidd.fleet import report as fleet_report
 from aidd.fleet.progress import this_host
 from aidd.fleet.records import State
 from aidd.fleet.spec import Fleet
 from aidd.fleet.worker import make_worker
 from aidd.fsio import write_atomic
+from aidd.watch.terminal import full_screen, is_terminal
 
 DEFAULT_SLOTS = 4
 REPORT_ASK_S = 60.0  # the server's answer to `report`, connecting included
@@ -129,6 +132,25 @@ async def stop(where: Where, projects: Sequence[str], now: bool) -> int:
         print_out(f"{row.project}: stop requested, {how}\n")
     if not asked:
         print_out("no project is running\n")
+    return int(ExitCode.SUCCESS)
+
+
+def watch(where: Where, fleet: str | None) -> int:
+    """`aidd fleet watch`: the fleet on one screen until `q` (watching.py); not on a terminal,
+    one frame. Its queries run on one event loop kept between them (one client)."""
+    clock = SystemClock()
+    with asyncio.Runner() as runner:
+        client = runner.run(where.running())
+        if client is None:
+            print_out(f"{NOT_RUNNING}: the fleet is not running (aidd fleet up FLEET.yaml)\n")
+            return int(ExitCode.SUCCESS)
+        board = watching.Fleet(client.service_client.config.target_host, fleet)
+        if not is_terminal():
+            print_out(watching.plain(board, client, runner.run, clock, where.environ))
+            return int(ExitCode.SUCCESS)
+        with contextlib.suppress(KeyboardInterrupt), full_screen():  # Ctrl-C leaves like q
+            watching.watch(board, client, runner.run, clock,
+                           color_wanted("auto", True), where.environ)
     return int(ExitCode.SUCCESS)
 
 

@@ -85,6 +85,15 @@ def status(fleet_name: str | None, as_json: bool, where: actions.Where) -> int:
 
 
 @fleet.command(context_settings=_CONTEXT)
+@click.option("--fleet", "fleet_name", metavar="NAME", help="only this fleet's projects")
+@_where
+def watch(fleet_name: str | None, where: actions.Where) -> int:
+    """Every project on one screen, refreshed every 2 s: arrows or j/k select, Enter opens
+    the project's aidd watch (its directory on this machine), q quits."""
+    return actions.watch(where, fleet_name)
+
+
+@fleet.command(context_settings=_CONTEXT)
 @click.argument("projects", nargs=-1, metavar="[PROJECT]...")
 @click.option("--now", is_flag=True, help="SIGTERM now instead of after the current attempt")
 @_where

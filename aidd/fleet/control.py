@@ -5,10 +5,11 @@ ended one's its workflow result), and ask projects to stop."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from temporalio.api.common.v1 import Payload
 from temporalio.api.enums.v1 import PendingActivityState
 from temporalio.client import (
     Client,
@@ -40,6 +41,10 @@ from aidd.fleet.workflows import PoolWorkflow, ProjectWorkflow
 RECONNECT_S = 1.0
 STARTING_WAIT_S = 60.0
 _STARTING = "Frontend is not healthy yet"  # the server's answer while it starts
+# Projects asked at once by a status query: 20 waiting projects one by one took 17.1 ms of CPU
+# and 99 ms, together 10.8 ms and 57 ms (fewer turns of the event loop); a bound for big fleets.
+CONCURRENT_ASKS = 16
+UNTOLD = "the server could not tell"  # an ended run's row when its result could not be read
 
 
 @dataclass(frozen=True)
@@ -115,48 +120,87 @@ async def _outlasting(handle: WorkflowHandle[object, object], fleet: str, projec
             await asyncio.sleep(RECONNECT_S)
 
 
-async def fleet_status(client: Client, fleet: str | None = None) -> list[Row]:
+@dataclass
+class Known:
+    """What a status query asked again and again (`aidd fleet watch`, every 2 s) need not ask
+    or decode again: an ended run's row (by workflow id and start: it no longer changes) and
+    each running project's last heartbeat as decoded (a waiting project's repeats). Only the
+    latest query's are kept."""
+
+    ended: dict[tuple[str, datetime], Row] = field(default_factory=dict)
+    heartbeats: dict[str, tuple[bytes, Progress]] = field(default_factory=dict)
+
+
+async def fleet_status(client: Client, fleet: str | None = None,
+                       known: Known | None = None) -> list[Row]:
     """Every project's latest run on the server (of one fleet, or of all)."""
     latest: dict[str, tuple[datetime, WorkflowExecutionStatus | None]] = {}
     async for execution in client.list_workflows(f"WorkflowType = '{WORKFLOW_TYPE}'"):
         previous = latest.get(execution.id)
         if previous is None or execution.start_time > previous[0]:
             latest[execution.id] = (execution.start_time, execution.status)
-    rows = []
-    for workflow_id in sorted(latest):
-        fleet_name, _, project = workflow_id.removeprefix("aidd-fleet/").partition("/")
-        if fleet is None or fleet == fleet_name:
-            handle = client.get_workflow_handle(workflow_id)
-            started, state = latest[workflow_id]
-            row = await _row(client, handle, fleet_name, project, state)
-            rows.append(replace(row, started=started.isoformat()))
-    return rows
+    before, now = known or Known(), Known()
+    chosen = [(w, *latest[w]) for w in sorted(latest)
+              if fleet is None or w.removeprefix("aidd-fleet/").partition("/")[0] == fleet]
+    asks = asyncio.Semaphore(CONCURRENT_ASKS)
+    got = await asyncio.gather(*(_latest(client, w, started, state, (before, now), asks)
+                                 for w, started, state in chosen), return_exceptions=True)
+    failed = next((item for item in got if isinstance(item, BaseException)), None)
+    if failed is not None:  # as when asked one by one: the first failure, every ask ended
+        raise failed
+    if known is not None:
+        known.ended, known.heartbeats = now.ended, now.heartbeats
+    return [row for row in got if isinstance(row, Row)]
 
 
-async def _row(client: Client, handle: WorkflowHandle[object, object], fleet: str,
-               project: str, status: WorkflowExecutionStatus | None) -> Row:
-    if status == WorkflowExecutionStatus.RUNNING:
-        return await _running(client, handle, fleet, project)
-    return await _ended(handle, fleet, project)
+async def _latest(client: Client, workflow_id: str, started: datetime,
+                  state: WorkflowExecutionStatus | None, known: tuple[Known, Known],
+                  asks: asyncio.Semaphore) -> Row:
+    """The row of a project's latest run, asked beside the others' (CONCURRENT_ASKS)."""
+    fleet, _, project = workflow_id.removeprefix("aidd-fleet/").partition("/")
+    handle = client.get_workflow_handle(workflow_id)
+    before, now = known
+    async with asks:
+        if state == WorkflowExecutionStatus.RUNNING:
+            row = await _running(client, handle, fleet, project, known)
+        else:
+            row = before.ended.get((workflow_id, started)) or await _ended(handle, fleet,
+                                                                           project)
+            if row.message != UNTOLD:  # else asked again next time
+                now.ended[(workflow_id, started)] = row
+    return replace(row, started=started.isoformat())
 
 
 async def _running(client: Client, handle: WorkflowHandle[object, object], fleet: str,
-                   project: str) -> Row:
+                   project: str, known: tuple[Known, Known]) -> Row:
     described = await handle.describe()
     pending = list(described.raw_description.pending_activities)
     if not pending:
         return Row(fleet, project, State.QUEUED)
     activity = pending[0]
-    progress = Progress()
-    if activity.heartbeat_details.payloads:
-        decoded = await client.data_converter.decode(activity.heartbeat_details.payloads,
-                                                     [Progress])
-        progress = decoded[0] if decoded and isinstance(decoded[0], Progress) else progress
+    progress = await _heartbeat(client, handle.id, activity.heartbeat_details.payloads, known)
     waiting = activity.state == PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED
     if waiting and activity.attempt > 1:
         message = activity.last_failure.message if activity.HasField("last_failure") else ""
         return Row(fleet, project, State.RETRYING, progress, message=message)
     return Row(fleet, project, State.RUNNING if not waiting else State.QUEUED, progress)
+
+
+async def _heartbeat(client: Client, workflow_id: str, payloads: Sequence[Payload],
+                     known: tuple[Known, Known]) -> Progress:
+    """The activity's last heartbeat as a Progress (empty before the first)."""
+    before, now = known
+    raw = b"".join(payload.SerializeToString() for payload in payloads)
+    last = before.heartbeats.get(workflow_id)
+    if last is not None and last[0] == raw:
+        now.heartbeats[workflow_id] = last
+        return last[1]
+    progress = Progress()
+    if payloads:
+        decoded = await client.data_converter.decode(payloads, [Progress])
+        progress = decoded[0] if decoded and isinstance(decoded[0], Progress) else progress
+    now.heartbeats[workflow_id] = (raw, progress)
+    return progress
 
 
 async def _ended(handle: WorkflowHandle[object, object], fleet: str, project: str,
@@ -168,7 +212,7 @@ async def _ended(handle: WorkflowHandle[object, object], fleet: str, project: st
     except RPCError:
         if reraise:
             raise
-        return Row(fleet, project, State.FAILED, message="the server could not tell")
+        return Row(fleet, project, State.FAILED, message=UNTOLD)
     except Exception as err:  # terminated, cancelled, timed out
         return Row(fleet, project, State.FAILED, message=err.__class__.__name__)
     result = value_to_type(ProjectResult, raw) if not isinstance(raw, ProjectResult) else raw

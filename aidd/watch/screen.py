@@ -3,6 +3,7 @@ project string through the console's control-character filter (console.shown).""
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import datetime
 
 from aidd.console import shown
@@ -24,14 +25,19 @@ def lines(view: View, width: int, height: int) -> list[str]:
             *(f"  {shown(event_line(event), one_line=True)}" for event in recent)]
     footer = shown(view.message, one_line=True) or "q quit · s stop the run · r morning report"
     body = [*body[:max(0, height - 1)], footer]
-    return [_cut(line, width) for line in body]
+    return [cut(line, width) for line in body]
 
 
 def frame(view: View, width: int, height: int, color: bool) -> str:
-    """The whole screen as the terminal takes it: home, each line cleared to its end."""
-    rows = lines(view, width, height)
+    return paint(lines(view, width, height), color)
+
+
+def paint(rows: list[str], color: bool, styles: dict[int, str] | None = None) -> str:
+    """Lines (filtered, cut) as the terminal takes them: home, each line cleared to its end;
+    the first in bold and each of `styles` (row: SGR codes) in its style, when `color`."""
     if color and rows:
-        rows[0] = f"{_BOLD}{rows[0]}{_RESET}"
+        marked = {0: _BOLD, **(styles or {})}
+        rows = [f"{marked[i]}{row}{_RESET}" if i in marked else row for i, row in enumerate(rows)]
     return "\x1b[H" + "\x1b[K\r\n".join(rows) + "\x1b[K\x1b[J"
 
 
@@ -106,8 +112,31 @@ def _one(line: str) -> str:
     return shown(line, one_line=True)
 
 
-def _cut(line: str, width: int) -> str:
-    return line if len(line) <= width else line[:max(0, width - 1)] + "…"
+def cut(line: str, width: int) -> str:
+    """`line` in at most `width` columns of the terminal: a wide character (CJK, most emoji)
+    takes two, a combining one none, so a project's name in them cannot wrap a line and
+    scroll the screen."""
+    if line.isascii():  # the common case, cheap
+        return line if len(line) <= width else line[:max(0, width - 1)] + "…"
+    if columns(line) <= width:
+        return line
+    used = 0
+    for at, char in enumerate(line):
+        used += _columns(char)
+        if used > width - 1:
+            return line[:at] + "…"
+    return line
+
+
+def columns(text: str) -> int:
+    """The columns `text` takes on a terminal."""
+    return len(text) if text.isascii() else sum(_columns(char) for char in text)
+
+
+def _columns(char: str) -> int:
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in "WF" else 1
 
 
 def _cost(t: Tracker) -> str:

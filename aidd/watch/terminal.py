@@ -1,6 +1,8 @@
 """The full-screen loop of `aidd watch`: the terminal in cbreak mode on its alternate screen,
 a frame redrawn when it changes, and the three keys. `s` writes `.stop` as `aidd --stop` does
-(after a y/n), `r` writes the morning report; nothing else is written, locked or signalled."""
+(after a y/n), `r` writes the morning report; nothing else is written, locked or signalled.
+The terminal's pieces (`full_screen`, `read_keys`) and the view's loop (`follow`) are
+`aidd fleet watch`'s too: it opens a project's view here."""
 
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ from aidd.watch.source import Source
 TICK_S = 0.25  # the longest a new event or a key waits for the screen
 REPORT = "morning-report.html"  # under .automaker/: what `r` writes
 _ENTER, _LEAVE = "\x1b[?1049h\x1b[?25l\x1b[2J", "\x1b[?25h\x1b[?1049l"
+UP, DOWN = "\x1b[A", "\x1b[B"  # the arrows as `read_keys` gives them (normal or application mode)
+_ARROWS = {"\x1b[A": UP, "\x1bOA": UP, "\x1b[B": DOWN, "\x1bOB": DOWN}
 
 
 def print_once(source: Source, clock: Clock) -> None:
@@ -32,17 +36,39 @@ def print_once(source: Source, clock: Clock) -> None:
 
 def watch(source: Source, clock: Clock, color: bool, environ: Mapping[str, str]) -> None:
     """Until `q` (or the terminal goes)."""
+    with full_screen():
+        follow(source, clock, color, environ)
+
+
+def follow(source: Source, clock: Clock, color: bool, environ: Mapping[str, str]) -> None:
+    """The view until `q`, on a terminal `full_screen` holds already."""
     keys = Keys(source, clock, environ)
     shown = ""
-    with _cbreak(0):
-        while not keys.done:
-            size = shutil.get_terminal_size((80, 24))
-            view = source.view(clock.now(), clock.monotonic(), keys.message)
-            text = frame(view, size.columns, size.lines, color)
-            if text != shown:  # an idle run costs a frame a second (the elapsed time)
-                screen(text)
-                shown = text
-            keys.wait(TICK_S)
+    while not keys.done:
+        size = shutil.get_terminal_size((80, 24))
+        view = source.view(clock.now(), clock.monotonic(), keys.message)
+        text = frame(view, size.columns, size.lines, color)
+        if text != shown:  # an idle run costs a frame a second (the elapsed time)
+            screen(text)
+            shown = text
+        keys.wait(TICK_S)
+
+
+def read_keys(timeout: float) -> list[str] | None:
+    """The keys typed within `timeout` seconds ([] for none), each a character or an arrow
+    (UP, DOWN); None when the terminal closed."""
+    ready, _, _ = select.select([0], [], [], timeout)
+    if not ready:
+        return []
+    data = os.read(0, 64)
+    if not data:
+        return None
+    text, keys = data.decode("utf-8", "replace"), []
+    while text:
+        arrow = _ARROWS.get(text[:3])
+        keys.append(arrow or text[0])
+        text = text[3 if arrow else 1:]
+    return keys
 
 
 class Keys:
@@ -57,13 +83,10 @@ class Keys:
         self._asking = False
 
     def wait(self, timeout: float) -> None:
-        ready, _, _ = select.select([0], [], [], timeout)
-        if not ready:
-            return
-        data = os.read(0, 64)
-        if not data:  # the terminal closed
+        keys = read_keys(timeout)
+        if keys is None:  # the terminal closed
             self.done = True
-        for key in data.decode("utf-8", "replace"):
+        for key in keys or ():
             self.press(key)
 
     def press(self, key: str) -> None:
@@ -105,7 +128,7 @@ class Keys:
 
 
 @contextlib.contextmanager
-def _cbreak(fd: int) -> Iterator[None]:
+def full_screen(fd: int = 0) -> Iterator[None]:
     """Keys one at a time, not echoed, on the alternate screen; all restored on the way out."""
     saved = termios.tcgetattr(fd)
     try:

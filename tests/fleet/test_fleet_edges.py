@@ -69,8 +69,9 @@ def test_status_shows_an_iterations_end_within_seconds(lab: Lab) -> None:
     assert up.wait(60) == 6, lab.output()
 
 
-def test_status_and_stop_never_start_the_local_server(lab: Lab) -> None:
-    for command in (["status"], ["status", "--json"], ["stop"], ["stop", "--now", "x"]):
+def test_status_stop_and_watch_never_start_the_local_server(lab: Lab) -> None:
+    for command in (["status"], ["status", "--json"], ["stop"], ["stop", "--now", "x"],
+                    ["watch"]):
         res = lab.run(*command)
         assert res.code == 0, res.err
         assert res.out.startswith("no fleet server is running here: the fleet is not running")

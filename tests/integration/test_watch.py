@@ -3,10 +3,7 @@ shows the run as it goes, and `s` then `y` ends the run with exit 6 (issue 30)."
 
 from __future__ import annotations
 
-import os
 import shlex
-import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,43 +13,14 @@ import pytest
 from tests.conftest import FakeAgent
 from tests.featurefiles import feature
 from tests.integration.runs import WIDE_LIMITS, console, started
+from tests.tmux import Tmux, tmux_in
 from tests.waiting import wait_for
-
-
-class Tmux:
-    """One detached tmux server of the test's own (its socket in tmp), 80x24."""
-
-    def __init__(self, socket: Path) -> None:
-        self.base = ["tmux", "-S", str(socket)]
-
-    def start(self, command: str, env: dict[str, str]) -> None:
-        subprocess.run([*self.base, "new-session", "-d", "-x", "80", "-y", "24", command],
-                       env=env, check=True, timeout=10)
-
-    def keys(self, *keys: str) -> None:
-        subprocess.run([*self.base, "send-keys", *keys], check=True, timeout=10)
-
-    def screen(self) -> str:
-        done = subprocess.run([*self.base, "capture-pane", "-p"], capture_output=True,
-                              text=True, timeout=10)
-        return done.stdout
-
-    def close(self) -> None:
-        subprocess.run([*self.base, "kill-server"], capture_output=True, timeout=10)
 
 
 @pytest.fixture
 def tmux(tmp_path: Path) -> Iterator[Tmux]:
-    """A tmux server of the test's own; .ci/run installs tmux and requires this test to run."""
-    if shutil.which("tmux") is None:
-        if "tmux" in os.environ.get("AIDD_TEST_REQUIRE", "").split(","):
-            pytest.fail("tmux is not installed: .ci/run installs Debian's tmux")
-        pytest.skip("tmux is not installed (apt-get install -y tmux) to watch a run in")
-    server = Tmux(tmp_path / "tmux.sock")
-    try:
+    with tmux_in(tmp_path) as server:
         yield server
-    finally:
-        server.close()
 
 
 def test_watch_follows_a_run_and_s_stops_it(
@@ -88,6 +56,4 @@ def test_watch_follows_a_run_and_s_stops_it(
 
 
 def _wait_screen(tmux: Tmux, text: str, timeout: float) -> str:
-    """The screen once it shows `text`."""
-    wait_for(lambda: text in tmux.screen(), timeout, f"the screen to show {text!r}")
-    return tmux.screen()
+    return tmux.wait(text, timeout)

@@ -14,7 +14,7 @@ from aidd.console import shown
 from aidd.project.paths import ProjectPaths
 from aidd.watch.follow import LINE_LIMIT, EventsFollower
 from aidd.watch.model import Features, Tracker, View
-from aidd.watch.screen import lines
+from aidd.watch.screen import columns, cut, lines
 from aidd.watch.source import Source
 
 DATA = Path(__file__).parent / "data"
@@ -186,3 +186,14 @@ def test_a_cost_nobody_knows_is_unknown_never_zero() -> None:
     assert _cost(tracker) == "unknown"
     tracker.feed({"event": "iteration_end", "run": "r", "cost_usd": 0.5})
     assert _cost(tracker) == "≥ $0.50, some unknown"
+
+
+def test_a_line_is_cut_by_the_columns_it_takes() -> None:
+    """A wide character (CJK, emoji) takes two columns, a combining one none: a project named in
+    them is cut to the width and cannot wrap a line of the screen."""
+    assert cut("项目名称", 8) == "项目名称"
+    assert cut("项目名称", 7) == "项目名…"
+    assert columns(cut("项目名称" * 30, 80)) <= 80
+    assert cut("e\u0301" * 10, 10) == "e\u0301" * 10  # é as e + a combining accent: 10 columns
+    assert cut("🚀🚀x", 4) == "🚀…"
+    assert cut("plain", 3) == "pl…"
