@@ -69,7 +69,8 @@ def _attempt(view: View) -> list[str]:
     if a.ended:
         life = "attempt finished"
     else:
-        quiet = "?" if view.quiet_s is None else f"{view.quiet_s:.0f}s"
+        # Whole seconds, cut as the elapsed time is: "last output 5s ago" never beside "0m04s".
+        quiet = "?" if view.quiet_s is None else f"{max(0, int(view.quiet_s))}s"
         life = (f"{a.liveness or 'active'} · last output {quiet} ago · nudges {a.nudges}"
                 f"{' · ' + a.why if a.why else ''}")
     feature = f"feature: {view.features.working}" if view.features.working else "feature: -"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -197,3 +197,17 @@ def test_a_line_is_cut_by_the_columns_it_takes() -> None:
     assert cut("e\u0301" * 10, 10) == "e\u0301" * 10  # é as e + a combining accent: 10 columns
     assert cut("🚀🚀x", 4) == "🚀…"
     assert cut("plain", 3) == "pl…"
+
+
+def test_quiet_seconds_are_cut_as_the_elapsed_time_is(tmp_path: Path) -> None:
+    """4.6 s of silence 4.6 s into the run read "elapsed 0m04s" beside "last output 5s ago"."""
+    run = {"run": "r", "ts": NOW.isoformat()}
+    events = [{**run, "event": "run_start"},
+              {**run, "event": "iteration_start", "number": 1, "index": 1, "phase": "main",
+               "kind": "coding"}]
+    paths = _project(tmp_path, "".join(json.dumps(e) + "\n" for e in events))
+    view = Source(paths).view(NOW, 0.0)
+    later = NOW + timedelta(seconds=4.6)
+    text = _screen(View(view.tracker, later, view.features, (), 4.6, running=True))
+    assert "elapsed 0m04s" in text
+    assert "last output 4s ago" in text
