@@ -41,7 +41,9 @@ RSS_TARGET_MB = 100.0
 
 def _script(size: int) -> Path:
     path = ROOT / f"flood-{size}.json"
-    steps = [{"init": True}, {"say": "flooding"}, {"flood": size}, {"finish": True}]
+    steps = [{"init": True}, {"say": "flooding"}, {"flood": size},  # the work: no result 75
+             {"tool": {"name": "write", "input": {"filePath": "out.txt"}}},
+             {"write_file": "out.txt", "text": "done\n"}, {"finish": True}]
     path.write_text(json.dumps({"invocations": [steps]}))
     return path
 
