@@ -36,7 +36,8 @@ _KINDS: dict[str, tuple[str, str]] = {  # key: (its JSON type, how a message nam
     "priority": ("number", "a number"),
 }
 _KIND_ORDER = {key: index for index, key in enumerate(_KINDS)}
-_TYPES_OF = {"boolean": {bool}, "string": {str}, "array": {list}, "number": {int, float}}
+_TYPES_OF: dict[str, tuple[type, ...]] = {
+    "boolean": (bool,), "string": (str,), "array": (list,), "number": (int, float)}
 # The exact types json.loads makes that fit each key (null always fits): a quick first check.
 _FITS = {key: frozenset({type(None), *_TYPES_OF[kind]}) for key, (kind, _) in _KINDS.items()}
 _JSON_TYPES: dict[type, str] = {
