@@ -105,6 +105,8 @@ class CheckpointStore:
         self._repo: _Repo | None = None
         self._last: str | None = None  # the run's previous checkpoint commit
         self._last_tree: str | None = None  # and its tree
+        self._diffed: tuple[str | None, str, list[str]] | None = None  # the last diff-tree run
+        self._hidden: tuple[tuple[object, ...], tuple[str, ...]] | None = None  # _hidden_metadata
 
     @property
     def repo(self) -> _Repo:
@@ -141,7 +143,9 @@ class CheckpointStore:
             self.git(env, "update-ref", ref, self._last)
             return Checkpoint(label, ref, self._last, 0, tree, head)
         parent = self._last or head
-        files = self._changed(env, parent, tree)
+        paths = self._paths(env, parent, tree)
+        self._diffed = (parent, tree, paths)
+        files = len(paths)
         commit = self.git(env, "commit-tree", tree, *(["-p", parent] if parent else []),
                            "-m", f"aidd checkpoint {self.run_id} {label}", "-m", f"files: {files}")
         self.git(env, "update-ref", ref, commit)
@@ -154,10 +158,9 @@ class CheckpointStore:
         project) and written to the object store: no commit, no ref."""
         env = self.git_at(index).pinned()
         self._seed_index(self.repo, index)
-        ignored = self._ignored(env)
-        self.git(env, "add", "-A", "--", ".", *_excludes(ignored))
+        self.git(env, "add", "-A", "--", ".", *_EXCLUDES)
         # The metadata needs its own forced add only where the user's .gitignore hides it.
-        metadata = [m for m in METADATA if m in ignored and (self.root / m).exists()]
+        metadata = [m for m in self._hidden_metadata(env) if (self.root / m).exists()]
         if metadata:
             self.git(env, "add", "-A", "-f", "--", *metadata)
         return self.git(env, "write-tree")
@@ -254,10 +257,27 @@ class CheckpointStore:
         except OSError as exc:  # UnsafePathError included
             raise CheckpointError(f"{PRIVATE_REPO}: {exc}") from None
 
-    def _ignored(self, env: Git) -> set[str]:
-        """Which of aidd's runtime paths and the metadata the user's .gitignore hides."""
-        named = [*RUNTIME, *METADATA, *{d for d in RUNTIME_GLOBS.values() if d}]
-        return set((self._try("check-ignore", "--", *named, git=env) or "").splitlines())
+    def _hidden_metadata(self, env: Git) -> tuple[str, ...]:
+        """The metadata the ignore rules hide (the index aside): git is asked again only when
+        a file holding such rules changed, so most checkpoints save a git run."""
+        key = self._rules_key(env)
+        if self._hidden is None or self._hidden[0] != key:
+            out = self._try("check-ignore", "--no-index", "--", *METADATA, git=env) or ""
+            self._hidden = (key, tuple(out.splitlines()))
+        return self._hidden[1]
+
+    def _rules_key(self, env: Git) -> tuple[object, ...]:
+        """Where the rules for the metadata can be: each .gitignore from the work tree's top
+        down to .automaker/, info/exclude and the excludes files the repository's config names
+        (the config is listed at every checkpoint, its includes resolved)."""
+        repo = self.repo
+        named = [v for _, k, v in env.listing or () if k.lower() == "core.excludesfile"]
+        root = self.root.resolve()
+        folders = [root / ".automaker", root,
+                   *(p for p in root.parents if p.is_relative_to(repo.work_tree.resolve()))]
+        files = [*(f / ".gitignore" for f in folders), repo.git_dir / "info" / "exclude",
+                 *(repo.work_tree / Path(v).expanduser() for v in named)]
+        return (*named, *(_stat_key(f) for f in files))
 
     def _ignored_by(self, top: Path) -> bool:
         """A project inside a repository that ignores it (a scratch folder under an ignored
@@ -294,10 +314,10 @@ class CheckpointStore:
         """The paths that differ between two checkpoints of the run, sorted."""
         if start.tree == end.tree:
             return []
+        if self._diffed is not None and self._diffed[1:2] == (end.tree,) and (
+                self._diffed[0] in (start.commit, start.tree)):
+            return self._diffed[2]  # `record` just compared these two
         return self._paths(self.git_at(self.root / INDEX), start.tree, end.tree)
-
-    def _changed(self, env: Git, parent: str | None, tree: str) -> int:
-        return len(self._paths(env, parent, tree))
 
     def _paths(self, env: Git, parent: str | None, tree: str) -> list[str]:
         if parent is None:
@@ -345,9 +365,27 @@ def _rank(label: str) -> tuple[str, int]:
     return (number, order.get(kind, 3)) if number.isdigit() else ("~" + label, 3)
 
 
-def _excludes(ignored: set[str]) -> list[str]:
-    """Pathspecs keeping aidd's runtime files out. git refuses a pathspec naming an ignored
-    path (even to exclude it), and ignored paths stay out anyway: only the others are named."""
-    return [*(f":(exclude){path}" for path in RUNTIME if path not in ignored),
-            *(f":(exclude,glob){glob}" for glob, parent in RUNTIME_GLOBS.items()
-              if parent not in ignored)]
+def _stat_key(path: Path) -> tuple[int, ...] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _excludes() -> list[str]:
+    """Pathspecs keeping aidd's runtime files out, each path and what is under it. git refuses
+    a pathspec whose literal start names an ignored path (`.automaker/` often is), even to
+    exclude it; with a pattern from the first letter on (its last letter as a one-letter class)
+    none is refused, so no check of what is ignored is needed."""
+    patterns = [_pattern(path) for path in RUNTIME]
+    return [*(f":(exclude,glob){p}{tail}" for p in patterns for tail in ("", "/**")),
+            *(f":(exclude,glob){_pattern(glob)}" for glob in RUNTIME_GLOBS)]
+
+
+def _pattern(path: str) -> str:
+    head, slash, rest = path.partition("/")
+    return path if head.endswith(("*", "?", "]")) else f"{head[:-1]}[{head[-1]}]{slash}{rest}"
+
+
+_EXCLUDES = _excludes()
