@@ -20,7 +20,7 @@ from pathlib import Path
 
 from aidd.fsio import make_dirs, open_file, open_read, unlink, write_atomic
 from aidd.project.git import Done, Git, GitError, which
-from aidd.project.gitlayout import layout_problem, own_problem
+from aidd.project.gitlayout import head_commit, layout_problem, own_problem
 
 REF_ROOT = "refs/aidd/checkpoints"
 PRIVATE_REPO = ".automaker/checkpoints.git"
@@ -308,7 +308,9 @@ class CheckpointStore:
             raise CheckpointError(f"{INDEX}: {exc}") from None
 
     def _head(self, env: Git) -> str | None:
-        return self._try("rev-parse", "-q", "--verify", "HEAD^{commit}", git=env) or None
+        repo = self.repo
+        return (head_commit(repo.work_tree, repo.git_dir)
+                or self._try("rev-parse", "-q", "--verify", "HEAD^{commit}", git=env) or None)
 
     def changed_paths(self, start: Checkpoint, end: Checkpoint) -> list[str]:
         """The paths that differ between two checkpoints of the run, sorted."""

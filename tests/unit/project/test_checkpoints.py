@@ -117,6 +117,14 @@ def test_the_ignore_rules_are_asked_again_only_after_a_rules_file_changed(
     assert not any(n.startswith(".automaker/iterations") for n in files_at(repo, point.ref))
 
 
+def test_a_checkpoint_reads_head_from_the_repository_files(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runs = _git_runs(monkeypatch)
+    point = CheckpointStore(repo, RUN, os.environ).record("001")
+    assert point.head == git(repo, "rev-parse", "HEAD").strip()
+    assert not [r for r in runs if "HEAD^{commit}" in r]  # no git run for it
+
+
 def test_what_an_attempt_changed_comes_from_its_end_checkpoint_without_git(
         repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = CheckpointStore(repo, RUN, os.environ)
