@@ -21,6 +21,7 @@ from pathlib import Path
 from aidd.fsio import make_dirs, open_file, open_read, unlink, write_atomic
 from aidd.project.git import Done, Git, GitError, which
 from aidd.project.gitlayout import head_commit, layout_problem, own_problem
+from aidd.project.gitrules import exclusions, rules_key
 
 REF_ROOT = "refs/aidd/checkpoints"
 PRIVATE_REPO = ".automaker/checkpoints.git"
@@ -35,6 +36,7 @@ RUNTIME_GLOBS = {".automaker/aidd-crash-*": ".automaker", "**/.aidd-tmp-*": "",
                  f"{PRIVATE_REPO}.unsafe-*": ".automaker"}  # one moved aside (_make_private)
 # The metadata a rollback restores: recorded even when the user's .gitignore hides .automaker/.
 METADATA = (".automaker/features", ".automaker/todo.md", ".automaker/CHANGELOG.md")
+_EXCLUDES = exclusions(RUNTIME, RUNTIME_GLOBS)  # runtime files kept out of a checkpoint
 # Who the checkpoint commits say made them: no git identity needs to be configured.
 _IDENTITY = {"GIT_AUTHOR_NAME": "aidd", "GIT_AUTHOR_EMAIL": "aidd@localhost",
              "GIT_COMMITTER_NAME": "aidd", "GIT_COMMITTER_EMAIL": "aidd@localhost"}
@@ -260,24 +262,12 @@ class CheckpointStore:
     def _hidden_metadata(self, env: Git) -> tuple[str, ...]:
         """The metadata the ignore rules hide (the index aside): git is asked again only when
         a file holding such rules changed, so most checkpoints save a git run."""
-        key = self._rules_key(env)
+        repo = self.repo
+        key = rules_key(self.root, repo.work_tree, repo.git_dir, env.listing or ())
         if self._hidden is None or self._hidden[0] != key:
             out = self._try("check-ignore", "--no-index", "--", *METADATA, git=env) or ""
             self._hidden = (key, tuple(out.splitlines()))
         return self._hidden[1]
-
-    def _rules_key(self, env: Git) -> tuple[object, ...]:
-        """Where the rules for the metadata can be: each .gitignore from the work tree's top
-        down to .automaker/, info/exclude and the excludes files the repository's config names
-        (the config is listed at every checkpoint, its includes resolved)."""
-        repo = self.repo
-        named = [v for _, k, v in env.listing or () if k.lower() == "core.excludesfile"]
-        root = self.root.resolve()
-        folders = [root / ".automaker", root,
-                   *(p for p in root.parents if p.is_relative_to(repo.work_tree.resolve()))]
-        files = [*(f / ".gitignore" for f in folders), repo.git_dir / "info" / "exclude",
-                 *(repo.work_tree / Path(v).expanduser() for v in named)]
-        return (*named, *(_stat_key(f) for f in files))
 
     def _ignored_by(self, top: Path) -> bool:
         """A project inside a repository that ignores it (a scratch folder under an ignored
@@ -365,29 +355,3 @@ def _rank(label: str) -> tuple[str, int]:
     number, _, kind = label.partition("-")
     order = {"": 0, "prekill": 1, "end": 2}
     return (number, order.get(kind, 3)) if number.isdigit() else ("~" + label, 3)
-
-
-def _stat_key(path: Path) -> tuple[int, ...] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
-def _excludes() -> list[str]:
-    """Pathspecs keeping aidd's runtime files out, each path and what is under it. git refuses
-    a pathspec whose literal start names an ignored path (`.automaker/` often is), even to
-    exclude it; with a pattern from the first letter on (its last letter as a one-letter class)
-    none is refused, so no check of what is ignored is needed."""
-    patterns = [_pattern(path) for path in RUNTIME]
-    return [*(f":(exclude,glob){p}{tail}" for p in patterns for tail in ("", "/**")),
-            *(f":(exclude,glob){_pattern(glob)}" for glob in RUNTIME_GLOBS)]
-
-
-def _pattern(path: str) -> str:
-    head, slash, rest = path.partition("/")
-    return path if head.endswith(("*", "?", "]")) else f"{head[:-1]}[{head[-1]}]{slash}{rest}"
-
-
-_EXCLUDES = _excludes()
