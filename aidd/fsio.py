@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 import time
 from collections.abc import Iterator
@@ -220,7 +219,7 @@ def atomic_file(root: Path, path: Path, mode: int | None = None) -> Iterator[Ato
     a planted symlink or hard link itself, never what it points to (LAY-12)."""
     dirfd = _parent_fd(root, path, create=False)
     try:
-        tmp = TMP_PREFIX + secrets.token_hex(6)
+        tmp = TMP_PREFIX + os.urandom(6).hex()  # what secrets.token_hex does, unimported
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                      0o600, dir_fd=dirfd)
         try:

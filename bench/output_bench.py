@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -41,7 +42,9 @@ RSS_TARGET_MB = 100.0
 
 def _script(size: int) -> Path:
     path = ROOT / f"flood-{size}.json"
-    steps = [{"init": True}, {"say": "flooding"}, {"flood": size}, {"finish": True}]
+    steps = [{"init": True}, {"say": "flooding"}, {"flood": size},  # the work: no result 75
+             {"tool": {"name": "write", "input": {"filePath": "out.txt"}}},
+             {"write_file": "out.txt", "text": "done\n"}, {"finish": True}]
     path.write_text(json.dumps({"invocations": [steps]}))
     return path
 
@@ -157,11 +160,20 @@ class BarePty:
         return time.perf_counter() - start
 
 
+def fixed_cost(repeat: int) -> float:
+    """aidd's cost around an agent that prints next to nothing: its process wall time minus the
+    bare pty loop's time for the same agent (interpreter start, templates, checkpoints)."""
+    aidd, bare = AiddRun(0), BarePty(0)
+    samples = round_robin({"pty": bare, "aidd": aidd}, repeat)
+    return statistics.median(aidd.wall[1:]) - statistics.median(samples["pty"])
+
+
 def run(quick: bool) -> list[Result]:
     ROOT.mkdir(parents=True, exist_ok=True)
     repeat = 3 if quick else 9
     sizes = [1, 10, 50]
     results: list[Result] = []
+    fixed = fixed_cost(repeat)
     for mib in sizes:
         size = mib * MIB
         aidd, bare = AiddRun(size), BarePty(size)
@@ -169,21 +181,26 @@ def run(quick: bool) -> list[Result]:
             "aidd": aidd, "devnull": devnull_floor(size), "pty": bare}
         samples = round_robin(cases, repeat)
         assert aidd.agent_bytes == bare.total, (aidd.agent_bytes, bare.total)
-        results += _rows(mib, samples, aidd, bare)
+        results += _rows(mib, samples, aidd, bare, fixed)
     shutil.rmtree(ROOT, ignore_errors=True)
     return results
 
 
 def _rows(mib: int, samples: dict[str, list[float]], aidd: AiddRun,
-          bare: BarePty) -> list[Result]:
+          bare: BarePty, fixed: float) -> list[Result]:
     head = mib == 50
     rss = max(aidd.rss_mb)
     rows = [
         Result("output", f"{mib} MiB: aidd attempt vs /dev/null", samples["aidd"],
-               floor="fake agent > /dev/null", floor_samples=samples["devnull"],
-               target="<= 2x" if head else ""),
+               floor="fake agent > /dev/null", floor_samples=samples["devnull"]),
         Result("output", f"{mib} MiB: aidd attempt vs bare pty", samples["aidd"],
-               floor="bare pty read loop + log", floor_samples=samples["pty"]),
+               floor="bare pty read loop + log", floor_samples=samples["pty"],
+               target="<= 1.5x" if head else ""),
+        Result("output", f"{mib} MiB: aidd process wall minus the fixed cost vs bare pty",
+               [w - fixed for w in aidd.wall[1:]], floor="bare pty read loop + log",
+               floor_samples=samples["pty"], target="<= 1.5x" if head else "",
+               note=f"fixed cost {fixed:.3f} s: aidd's wall around a silent agent minus the bare "
+                    "loop's (same run)" if head else ""),
         Result("output", f"{mib} MiB: bare pty vs /dev/null", samples["pty"],
                floor="fake agent > /dev/null", floor_samples=samples["devnull"],
                note="what the pty alone costs" if head else ""),
@@ -197,12 +214,9 @@ def _rows(mib: int, samples: dict[str, list[float]], aidd: AiddRun,
                target=f"<= {RSS_TARGET_MB:.0f} MB", met=rss <= RSS_TARGET_MB,
                note=f"log byte-complete ({aidd.agent_bytes} agent bytes)"),
     ]
-    first = rows[0]
-    if head and first.ratio is not None:
-        first.met = first.ratio <= 2.0
-        first.note = ("out of reach through a pty: the bare pty loop alone costs "
-                      f"{rows[2].ratio:.1f}x this floor; aidd is {rows[1].ratio:.2f}x the bare loop"
-                      if rows[1].ratio is not None and rows[2].ratio is not None else "")
+    for row in rows[1:3]:
+        if head and row.ratio is not None:
+            row.met = row.ratio <= 1.5
     return rows
 
 

@@ -15,8 +15,9 @@
   unseen), by what it executed. Per iteration = the slope between N = 1 and N = 10, so
   start-up calls (`opencode --version`) are not charged to iterations. Target <= 3.
 - `aidd --version` wall against `python -c pass`. Target <= 100 ms.
-Checkpoints are off here (`--no-checkpoints`): their git runs have a budget and a group of their
-own (checkpoint_bench.py), so these rows keep measuring the loop itself.
+Checkpoints are off in those rows (`--no-checkpoints`), so they measure the loop itself. The
+`checkpoints on:` rows (issue 33) run the same loop as a plain `aidd` does: the marginal cost of
+one more iteration (10 -> 30; target <= 20 ms) and its processes (target: the agent and 2 more).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ BASE = WORK / "overhead"
 PROMPT_BYTES = 13_000  # about the size of a rendered onboarding prompt
 TARGET_OVERHEAD_S = 0.050
 TARGET_PROCESSES = 3
+TARGET_SHARE_S = 0.020  # issue 33: per iteration, checkpoints on
 TARGET_VERSION_S = 0.100
 # The fake CLI: dash builtins only (read, echo, printf, [), so it starts no process itself.
 SHIM = r"""#!/bin/sh
@@ -101,15 +103,15 @@ def fresh_project(env: dict[str, str]) -> Path:
     return root
 
 
-def aidd_argv(project: Path) -> list[str]:
+def aidd_argv(project: Path, checkpoints: bool = False) -> list[str]:
     return [sys.executable, "-m", "aidd", "--project-dir", str(project), "--cli", "opencode",
-            "--no-checkpoints"]
+            *([] if checkpoints else ["--no-checkpoints"])]
 
 
-def aidd_run(iterations: int) -> float:
+def aidd_run(iterations: int, checkpoints: bool = False) -> float:
     env = aidd_env(iterations)
     project = fresh_project(env)
-    return timed(aidd_argv(project), env=env, cwd=BASE, ok=(6,))
+    return timed(aidd_argv(project, checkpoints), env=env, cwd=BASE, ok=(6,))
 
 
 def agent_alone(iterations: int) -> float:
@@ -156,8 +158,34 @@ def overhead_rows(sizes: tuple[int, ...], repeat: int) -> list[Result]:
     return rows
 
 
+def checkpoint_rows(repeat: int) -> list[Result]:
+    """Issue 33: the same loop with checkpoints on (a plain run's default); the marginal cost
+    of one more iteration, and the processes it starts."""
+    small, big = 10, 30
+    cases = {f"aidd {n}": (lambda n=n: aidd_run(n, checkpoints=True)) for n in (small, big)}
+    cases |= {f"agent {n}": (lambda n=n: agent_alone(n)) for n in (small, big)}
+    times = round_robin(cases, repeat)
+    slope = [((a2 - f2) - (a1 - f1)) / (big - small) for a1, f1, a2, f2 in zip(
+        times[f"aidd {small}"], times[f"agent {small}"], times[f"aidd {big}"],
+        times[f"agent {big}"], strict=True)]
+    rows = [Result(
+        group="loop", case=f"checkpoints on: one more iteration ({small} -> {big})",
+        samples=slope, target=f"<= {TARGET_SHARE_S * 1000:.0f} ms",
+        met=statistics.median(slope) <= TARGET_SHARE_S,
+        note="aidd's own share: two checkpoints (NNN, NNN-end), the stuck fingerprint, events")]
+    one, ten = traced_children(1, checkpoints=True), traced_children(10, checkpoints=True)
+    if one is not None and ten is not None:
+        per = (sum(ten.values()) - sum(one.values())) / 9
+        rows.append(Result(
+            group="loop", case="checkpoints on: processes started per iteration (agent included)",
+            samples=[per], unit="processes", target=f"<= {TARGET_PROCESSES}",
+            met=per <= TARGET_PROCESSES,
+            note=f"whole run, 1 iteration: {dict(one)}; 10 iterations: {dict(ten)}"))
+    return rows
+
+
 # -- processes -------------------------------------------------------------------------------
-def traced_children(iterations: int) -> collections.Counter[str] | None:
+def traced_children(iterations: int, checkpoints: bool = False) -> collections.Counter[str] | None:
     """What aidd's own threads started, by executable name, in a run of `iterations`."""
     strace = shutil.which("strace")
     if strace is None:
@@ -166,7 +194,7 @@ def traced_children(iterations: int) -> collections.Counter[str] | None:
     project = fresh_project(env)
     with tempfile.NamedTemporaryFile("r", dir=BASE, suffix=".strace") as trace:
         argv = [strace, "-f", "-qq", "-s", "80", "-o", trace.name,
-                "-e", "trace=clone,clone3,fork,vfork,execve", *aidd_argv(project)]
+                "-e", "trace=clone,clone3,fork,vfork,execve", *aidd_argv(project, checkpoints)]
         done = subprocess.run(argv, cwd=BASE, env=env, capture_output=True, check=False)
         if done.returncode != 6:
             sys.exit(f"bench: traced aidd exited {done.returncode}: {done.stderr[-500:]!r}")
@@ -256,7 +284,8 @@ def run(quick: bool) -> list[Result]:
     """The rows for `bench/run.py`."""
     BASE.mkdir(parents=True, exist_ok=True)
     sizes, repeat = ((1, 10), 3) if quick else ((1, 10, 100), 3)
-    return [*overhead_rows(sizes, repeat), *process_rows(), *version_rows(5 if quick else 15)]
+    return [*overhead_rows(sizes, repeat), *process_rows(), *checkpoint_rows(repeat),
+            *version_rows(5 if quick else 15)]
 
 
 def main() -> int:

@@ -114,6 +114,13 @@ def _ram() -> str:
     return "unknown"
 
 
+def _load() -> str:
+    try:
+        return ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
 _TARGET = re.compile(r"^(?:<=|≤|within \+-)\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|%|MB|x)?\s*$")
 
 
@@ -147,11 +154,14 @@ def summary(outcomes: Sequence[Outcome]) -> list[str]:
     return lines or ["- no targets were measured"]
 
 
-def render(outcomes: Sequence[Outcome], *, quick: bool, now: datetime) -> str:
+def render(outcomes: Sequence[Outcome], *, quick: bool, now: datetime,
+           load: str = "") -> str:
+    """`load`: the machine's load average during the runs (a shared machine inflates times)."""
     lines = ["# Benchmarks", "",
              "Written by `python bench/run.py`" + (" --quick (fewer repeats: indicative only)"
                                                     if quick else "") + ".", "",
-             f"Date: {now.isoformat(timespec='seconds')}", "", "## Machine", "", *machine(), ""]
+             f"Date: {now.isoformat(timespec='seconds')}", "", "## Machine", "", *machine(),
+             *([f"- Load average (1, 5, 15 min): {load}"] if load else []), ""]
     groups: dict[str, list[Result]] = {}
     for outcome in outcomes:
         for r in outcome.results:
@@ -174,9 +184,12 @@ def main(argv: Sequence[str] | None = None, directory: Path = BENCH_DIR) -> int:
                         help="run only this module (repeatable), e.g. --only features")
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "benchmarks.md")
     args = parser.parse_args(argv)
+    before = _load()
     outcomes = run_all(discover(directory), quick=args.quick, only=args.only)
+    load = f"{before} at the start, {_load()} at the end"
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(render(outcomes, quick=args.quick, now=datetime.now().astimezone()))
+    args.out.write_text(render(outcomes, quick=args.quick, now=datetime.now().astimezone(),
+                               load=load))
     print(f"bench: wrote {args.out}")
     return 1 if any(o.error for o in outcomes) else 0  # a missed target is a finding, not an error
 

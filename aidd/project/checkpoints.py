@@ -20,7 +20,8 @@ from pathlib import Path
 
 from aidd.fsio import make_dirs, open_file, open_read, unlink, write_atomic
 from aidd.project.git import Done, Git, GitError, which
-from aidd.project.gitlayout import layout_problem, own_problem
+from aidd.project.gitlayout import head_commit, layout_problem, own_problem
+from aidd.project.gitrules import exclusions, rules_key
 
 REF_ROOT = "refs/aidd/checkpoints"
 PRIVATE_REPO = ".automaker/checkpoints.git"
@@ -35,6 +36,7 @@ RUNTIME_GLOBS = {".automaker/aidd-crash-*": ".automaker", "**/.aidd-tmp-*": "",
                  f"{PRIVATE_REPO}.unsafe-*": ".automaker"}  # one moved aside (_make_private)
 # The metadata a rollback restores: recorded even when the user's .gitignore hides .automaker/.
 METADATA = (".automaker/features", ".automaker/todo.md", ".automaker/CHANGELOG.md")
+_EXCLUDES = exclusions(RUNTIME, RUNTIME_GLOBS)  # runtime files kept out of a checkpoint
 # Who the checkpoint commits say made them: no git identity needs to be configured.
 IDENTITY = {"GIT_AUTHOR_NAME": "aidd", "GIT_AUTHOR_EMAIL": "aidd@localhost",
              "GIT_COMMITTER_NAME": "aidd", "GIT_COMMITTER_EMAIL": "aidd@localhost"}
@@ -109,6 +111,8 @@ class CheckpointStore:
         self._repo: _Repo | None = None
         self._last: str | None = None  # the run's previous checkpoint commit
         self._last_tree: str | None = None  # and its tree
+        self._diffed: tuple[str | None, str, list[str]] | None = None  # the last diff-tree run
+        self._hidden: tuple[tuple[object, ...], tuple[str, ...]] | None = None  # _hidden_metadata
 
     @classmethod
     def of_worktree(cls, work_tree: Path, git_dir: Path, common_dir: Path,
@@ -157,7 +161,9 @@ class CheckpointStore:
             self.git(env, "update-ref", ref, self._last)
             return Checkpoint(label, ref, self._last, 0, tree, head)
         parent = self._last or head
-        files = self._changed(env, parent, tree)
+        paths = self._paths(env, parent, tree)
+        self._diffed = (parent, tree, paths)
+        files = len(paths)
         commit = self.git(env, "commit-tree", tree, *(["-p", parent] if parent else []),
                            "-m", f"aidd checkpoint {self.run_id} {label}", "-m", f"files: {files}")
         self.git(env, "update-ref", ref, commit)
@@ -174,12 +180,10 @@ class CheckpointStore:
         tracked by a merge."""
         env = self.git_at(index).pinned()
         self._seed_index(self.repo, index)
-        ignored = self._ignored(env)
-        out = [f":(exclude){path}" for path in leave_out if path not in ignored]
-        self.git(env, "add", "-A", "--", ".", *_excludes(ignored), *out)
+        self.git(env, "add", "-A", "--", ".", *_EXCLUDES, *exclusions(leave_out))
         # The metadata needs its own forced add only where the user's .gitignore hides it.
-        metadata = [m for m in METADATA if force_metadata and m in ignored
-                    and (self.root / m).exists()]
+        metadata = [m for m in self._hidden_metadata(env)
+                    if force_metadata and (self.root / m).exists()]
         if metadata:
             self.git(env, "add", "-A", "-f", "--", *metadata)
         return self.git(env, "write-tree")
@@ -276,10 +280,15 @@ class CheckpointStore:
         except OSError as exc:  # UnsafePathError included
             raise CheckpointError(f"{PRIVATE_REPO}: {exc}") from None
 
-    def _ignored(self, env: Git) -> set[str]:
-        """Which of aidd's runtime paths and the metadata the user's .gitignore hides."""
-        named = [*RUNTIME, *METADATA, *{d for d in RUNTIME_GLOBS.values() if d}]
-        return set((self._try("check-ignore", "--", *named, git=env) or "").splitlines())
+    def _hidden_metadata(self, env: Git) -> tuple[str, ...]:
+        """The metadata the ignore rules hide (the index aside): git is asked again only when
+        a file holding such rules changed, so most checkpoints save a git run."""
+        repo = self.repo
+        key = rules_key(self.root, repo.work_tree, repo.git_dir, env.listing or ())
+        if self._hidden is None or self._hidden[0] != key:
+            out = self._try("check-ignore", "--no-index", "--", *METADATA, git=env) or ""
+            self._hidden = (key, tuple(out.splitlines()))
+        return self._hidden[1]
 
     def _ignored_by(self, top: Path) -> bool:
         """A project inside a repository that ignores it (a scratch folder under an ignored
@@ -310,16 +319,18 @@ class CheckpointStore:
             raise CheckpointError(f"{INDEX}: {exc}") from None
 
     def _head(self, env: Git) -> str | None:
-        return self._try("rev-parse", "-q", "--verify", "HEAD^{commit}", git=env) or None
+        repo = self.repo
+        return (head_commit(repo.work_tree, repo.git_dir)
+                or self._try("rev-parse", "-q", "--verify", "HEAD^{commit}", git=env) or None)
 
     def changed_paths(self, start: Checkpoint, end: Checkpoint) -> list[str]:
         """The paths that differ between two checkpoints of the run, sorted."""
         if start.tree == end.tree:
             return []
+        if self._diffed is not None and self._diffed[1:2] == (end.tree,) and (
+                self._diffed[0] in (start.commit, start.tree)):
+            return self._diffed[2]  # `record` just compared these two
         return self._paths(self.git_at(self.root / INDEX), start.tree, end.tree)
-
-    def _changed(self, env: Git, parent: str | None, tree: str) -> int:
-        return len(self._paths(env, parent, tree))
 
     def _paths(self, env: Git, parent: str | None, tree: str) -> list[str]:
         if parent is None:
@@ -365,11 +376,3 @@ def _rank(label: str) -> tuple[str, int]:
     number, _, kind = label.partition("-")
     order = {"": 0, "prekill": 1, "end": 2}
     return (number, order.get(kind, 3)) if number.isdigit() else ("~" + label, 3)
-
-
-def _excludes(ignored: set[str]) -> list[str]:
-    """Pathspecs keeping aidd's runtime files out. git refuses a pathspec naming an ignored
-    path (even to exclude it), and ignored paths stay out anyway: only the others are named."""
-    return [*(f":(exclude){path}" for path in RUNTIME if path not in ignored),
-            *(f":(exclude,glob){glob}" for glob, parent in RUNTIME_GLOBS.items()
-              if parent not in ignored)]

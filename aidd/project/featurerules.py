@@ -29,11 +29,28 @@ _PLAN_NUMBERS = ("version", "tasksCompleted", "tasksTotal")
 _PLAN_STATUSES = ("pending", "generating", "generated", "approved", "rejected")
 # AutoMaker's board shows 1 High, 2 Medium and anything else as Low.
 PRIORITY_NAMES = {1: "high", 2: "medium", 3: "low"}
+_KINDS: dict[str, tuple[str, str]] = {  # key: (its JSON type, how a message names it)
+    **dict.fromkeys(_BOOLEANS, ("boolean", "a boolean")),
+    **dict.fromkeys(_STRINGS, ("string", "a string")),
+    **dict.fromkeys(_ARRAYS, ("array", "an array")),
+    "priority": ("number", "a number"),
+}
+_KIND_ORDER = {key: index for index, key in enumerate(_KINDS)}
+_TYPES_OF: dict[str, tuple[type, ...]] = {
+    "boolean": (bool,), "string": (str,), "array": (list,), "number": (int, float)}
+# The exact types json.loads makes that fit each key (null always fits): a quick first check.
+_FITS = {key: frozenset({type(None), *_TYPES_OF[kind]}) for key, (kind, _) in _KINDS.items()}
+_JSON_TYPES: dict[type, str] = {
+    type(None): "null", bool: "boolean", int: "number", float: "number", str: "string",
+    list: "array", dict: "object"}
 _UNSAFE_ID_CHARS = frozenset("/\\\0")
 
 
 def json_type(value: Any) -> str:
     """The JSON name of a parsed value's type, for messages."""
+    exact = _JSON_TYPES.get(type(value))  # what json.loads makes; subclasses below
+    if exact is not None:
+        return exact
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -85,19 +102,13 @@ def _required(data: Mapping[str, Any]) -> list[str]:
 
 
 def _typed(data: Mapping[str, Any]) -> list[str]:
-    errors = []
-    checks = (
-        (_BOOLEANS, "boolean", "a boolean"),
-        (_STRINGS, "string", "a string"),
-        (_ARRAYS, "array", "an array"),
-        (("priority",), "number", "a number"),
-    )
-    for keys, kind, wanted in checks:
-        for key in keys:
-            value = data.get(key)
-            if value is not None and json_type(value) != kind:
-                errors.append(f"{key}: must be {wanted} (found {json_type(value)})")
-    return errors
+    """One pass over the file's keys (most files hold a few of the typed ones); the errors in
+    the order of `_KINDS`."""
+    wrong = [key for key, value in data.items()
+             if key in _FITS and type(value) not in _FITS[key]
+             and value is not None and json_type(value) != _KINDS[key][0]]
+    wrong.sort(key=_KIND_ORDER.__getitem__)
+    return [f"{key}: must be {_KINDS[key][1]} (found {json_type(data[key])})" for key in wrong]
 
 
 def _enums(data: Mapping[str, Any]) -> list[str]:
@@ -176,7 +187,7 @@ def feature_warnings(data: Mapping[str, Any], dir_name: str,
 def _id_warnings(fid: Any, dir_name: str) -> list[str]:
     if not isinstance(fid, str):
         return []
-    if fid in (".", "..") or any(c in _UNSAFE_ID_CHARS for c in fid):
+    if fid in (".", "..") or not _UNSAFE_ID_CHARS.isdisjoint(fid):
         return [f"id: {_shown(fid)} is not a folder name (AutoMaker keeps a feature in "
                 "features/<id>/)"]
     if fid != dir_name:

@@ -11,7 +11,7 @@ import json
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -109,8 +109,7 @@ def load_features(paths: ProjectPaths, *, validate: bool = True) -> list[Feature
         if not validate:
             return files
         known = {fid for f in files if (fid := f.feature_id) is not None}
-        return [f if f.feature is None else replace(f, warnings=_warnings(f, known))
-                for f in files]
+        return [f if f.feature is None else _with_warnings(f, known) for f in files]
 
 
 @contextmanager
@@ -126,8 +125,12 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _warnings(file: FeatureFile, known: set[str]) -> tuple[str, ...]:
-    return tuple(feature_warnings(file.data, file.dir_name, known))
+def _with_warnings(file: FeatureFile, known: set[str]) -> FeatureFile:
+    """The file with its warnings; built directly (dataclasses.replace was ~15 % of a
+    5,000-feature check)."""
+    warnings = tuple(feature_warnings(file.data, file.dir_name, known))
+    return FeatureFile(file.location, file.dir_name, file.data, file.parse_error, file.feature,
+                       file.errors, warnings)
 
 
 def load_file(path: str, root: str) -> FeatureFile | None:

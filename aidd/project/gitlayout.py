@@ -19,6 +19,9 @@ _PLAIN = ("HEAD", "config", "index", "packed-refs", "objects", "refs", "info", "
           "objects/info", "objects/pack", "refs/aidd")
 # Files that make git read or write another repository's objects, refs or config.
 _ELSEWHERE = ("commondir", "objects/info/alternates", "objects/info/http-alternates")
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1 or SHA-256
+_BRANCH = re.compile(r"refs/heads/[A-Za-z0-9._/-]+")
+_SMALL = 1 << 20  # a larger packed-refs is left to git; a larger config is not followed
 
 
 def own_problem(root: Path, top: Path, git_dir: Path) -> str | None:
@@ -63,7 +66,6 @@ def _linked_inside(folder: Path, deep: bool = False) -> str | None:
 
 # git's own cap on nested includes; a deeper chain is git's error, not a stall.
 _INCLUDE_DEPTH = 10
-_CONFIG_CAP = 1 << 20
 _SECTION = re.compile(r'\s*\[\s*([A-Za-z][\w.-]*)(?:\s+"[^"]*")?\s*\]')
 _PATH_KEY = re.compile(r"\s*path\s*=\s*(.*)", re.IGNORECASE)
 
@@ -109,7 +111,7 @@ def _includes(top: Path, config: Path, home: str, depth: int) -> str | None:
     if depth >= _INCLUDE_DEPTH:
         return None
     try:  # followed only inside `top`: aidd reads no file elsewhere
-        text = read_file(top, config, _CONFIG_CAP).decode("utf-8", "replace")
+        text = read_file(top, config, _SMALL).decode("utf-8", "replace")
     except OSError:
         return None
     for target in _include_paths(text):
@@ -136,9 +138,30 @@ def _include_paths(text: str) -> list[str]:
     return paths
 
 
+def head_commit(top: Path, git_dir: Path) -> str | None:
+    """HEAD's commit as the repository's files plainly say it: a detached id, or a branch
+    whose ref is a loose file or a line of a small packed-refs. None for anything else (an
+    unborn branch, reftable, a symbolic chain, an odd name or file): then git is asked. One
+    git run fewer per checkpoint; git still checks the id when a checkpoint names it."""
+    head = _small_text(top, git_dir / "HEAD")
+    if head is None or _OBJECT_ID.fullmatch(head):
+        return head
+    ref = head.removeprefix("ref: ")
+    if ref == head or not _BRANCH.fullmatch(ref) or "/." in ref or ".." in ref:
+        return None
+    loose = _small_text(top, git_dir / ref)
+    if loose is None:
+        for line in (_small_text(top, git_dir / "packed-refs") or "").splitlines():
+            found, _, name = line.partition(" ")
+            if name == ref:
+                loose = found
+                break
+    return loose if loose is not None and _OBJECT_ID.fullmatch(loose) else None
+
+
 def _small_text(top: Path, path: Path) -> str | None:
     """A small regular file's text, stripped; None when missing, odd or too large."""
     try:
-        return read_file(top, path, _CONFIG_CAP).decode("ascii").strip()
+        return read_file(top, path, _SMALL).decode("ascii").strip()
     except (OSError, UnicodeDecodeError):
         return None

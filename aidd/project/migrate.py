@@ -8,13 +8,15 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aidd.project import featurestate
-from aidd.project.checkpoints import CheckpointStore
 from aidd.project.features import load_features
 from aidd.project.featurescan import reread, rewrite
 from aidd.project.paths import ProjectPaths
+
+if TYPE_CHECKING:  # the type only: --status reads this module and needs no git code
+    from aidd.project.checkpoints import CheckpointStore
 
 # The statuses earlier aidd versions wrote next to `passes: true` for finished work.
 OLD_DONE_STATUSES = ("in_progress", "completed")

@@ -4,6 +4,7 @@ stricter rules are warnings."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from aidd.errors import ExitCode, NotFoundError
@@ -47,15 +48,21 @@ def _block(paths: ProjectPaths, file: FeatureFile, messages: tuple[str, ...]) ->
     return [
         "",
         f"  {file.dir_name}",
-        f"    {paths.rel(file.path)}",
+        f"    {_rel(paths, file.location)}",
         *(f"    - {message}" for message in messages),
     ]
+
+
+def _rel(paths: ProjectPaths, location: str) -> str:
+    """`paths.rel` on the str every file was found as (a Path per file cost ~10 % at 5,000)."""
+    root = str(paths.root) + os.sep
+    return location[len(root):] if location.startswith(root) else paths.rel(Path(location))
 
 
 def _warnings(paths: ProjectPaths, files: list[FeatureFile]) -> list[str]:
     lines: list[str] = []
     for fid, holders in duplicate_ids(files).items():
-        where = ", ".join(paths.rel(f.path) for f in holders)
+        where = ", ".join(_rel(paths, f.location) for f in holders)
         lines.append(f"  id {fid!r} is used by {len(holders)} files: {where}")
     for stray in stray_files(paths):
         lines.append(f"  {paths.rel(Path(stray))}: not read by aidd or AutoMaker (a feature "

@@ -60,10 +60,8 @@ class Terminal:
     def read(self) -> bytes:
         """What one read gives now (b"" if nothing); sets `eof` once every writer is gone.
 
-        One read, not a loop: a pty hands over at most about 4 KiB per read (its line
-        discipline's buffer), and a second read at once mostly waits for the kernel to refill
-        it. Handling each chunk in between overlaps that refill; gathering reads into 1 MiB
-        batches made 50 MiB about twice as slow (bench/output_bench.py). The master is
+        A pty hands over at most about 4 KiB per read (its line discipline's buffer);
+        session/output gathers the reads that find data into one batch. The master is
         non-blocking, so pexpect's per-read select(2) is skipped.
         """
         if self.eof:

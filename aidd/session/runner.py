@@ -3,8 +3,6 @@ classify what happened (SUP-10..43, ADP-20..39). Nothing here is specific to one
 
 from __future__ import annotations
 
-import math
-import select
 import signal
 from datetime import UTC
 from typing import Any
@@ -19,11 +17,11 @@ from aidd.session.idle import IdleAction, IdleMonitor, IdlePolicy, seconds_text
 from aidd.session.liveness import Probe, State, Vitals
 from aidd.session.nudge import Nudger
 from aidd.session.outcome import EndCause, Outcome, Reason, SessionOutcome, classify
+from aidd.session.output import OutputPump
 from aidd.session.pty import AgentProcess
 from aidd.session.request import AttemptRequest
 from aidd.session.stream import StreamRouter
 
-DRAIN_CAP_S = 10.0  # a descendant that keeps printing after the agent exits cannot stall us
 _KILL_REASONS = {
     EndCause.IDLE: "idle",
     EndCause.HUNG: "hung",
@@ -48,6 +46,7 @@ class _Attempt:
         self.zone = request.zone or request.clock.now().tzinfo or UTC
         self.parser = self.adapter.new_parser(self.zone)
         self.router = StreamRouter(request.transcript, self.parser)
+        self.output = OutputPump(self.router, self._on_output, self.clock, request.interrupt)
         self.policy = IdlePolicy(request.idle_nudge_s, request.idle_timeout_s,
                                  request.max_nudges)
         self.started = self.clock.monotonic()
@@ -157,40 +156,6 @@ class _Attempt:
         if self.proc.pidfd < 0:
             cap = min(cap, 0.1)  # no pidfd: notice the exit by polling
         return max(0.0, min([cap, *(d - now for d in deadlines)]))
-
-    def _pump(self, timeout_s: float) -> int:
-        """Wait for output or the agent's exit, at most `timeout_s`; route what arrives."""
-        terminal = self.proc.terminal
-        ready = self._poller().poll(math.ceil(timeout_s * 1000))
-        if terminal.eof or not any(fd == terminal.master_fd for fd, _ in ready):
-            return 0
-        return self._read_output()
-
-    def _poller(self) -> select.poll:
-        """Wakes on output, on the agent's exit (its pidfd) and on aidd's interrupt flag."""
-        poller = select.poll()
-        if not self.proc.terminal.eof:
-            poller.register(self.proc.terminal.master_fd, select.POLLIN)
-        if self.proc.pidfd >= 0:
-            poller.register(self.proc.pidfd, select.POLLIN)
-        interrupt = self.req.interrupt
-        if interrupt is not None and not interrupt.is_set():  # once set, it would never block
-            poller.register(interrupt.fileno(), select.POLLIN)
-        return poller
-
-    def _read_output(self) -> int:
-        """Up to 16 reads of what is there, routed; returns the bytes read."""
-        terminal = self.proc.terminal
-        total = 0
-        for _ in range(16):
-            data = terminal.read()
-            if not data:
-                break
-            total += len(data)
-            self._on_output(data)
-        if terminal.eof:
-            self.router.finish()
-        return total
 
     def _on_output(self, data: bytes) -> None:
         now = self.clock.monotonic()
@@ -317,19 +282,6 @@ class _Attempt:
             scan, root=root, grace_s=0.0 if self._urgent() else self.req.kill_grace_s,
             clock=self.clock, pump=self._pump, hurry=self._urgent)
 
-    def _drain(self) -> None:
-        """After an exit: read until EOF, or until no byte came for `drain_quiet_s` (SUP-14)."""
-        start = self.clock.monotonic()
-        quiet_until = start + self.req.drain_quiet_s
-        while not self.proc.terminal.eof and not self._interrupted():
-            now = self.clock.monotonic()
-            left = min(quiet_until, start + DRAIN_CAP_S) - now
-            if left <= 0:
-                break
-            if self._pump(min(left, 0.25)):
-                quiet_until = self.clock.monotonic() + self.req.drain_quiet_s
-        self.router.finish()
-
     def _wait_exit(self, limit_s: float) -> None:
         deadline = self.clock.monotonic() + limit_s
         while (self.proc.poll() is None and self.clock.monotonic() < deadline
@@ -347,6 +299,12 @@ class _Attempt:
             pass
 
     # -- helpers ---------------------------------------------------------------------------
+    def _pump(self, timeout_s: float) -> int:
+        return self.output.pump(self.proc, timeout_s)
+
+    def _drain(self) -> None:
+        self.output.drain(self.proc, self.req.drain_quiet_s)
+
     def _spawn(self, argv: list[str], stdin_data: bytes) -> AgentProcess:
         try:
             proc = AgentProcess(argv, self.req.project_dir, self.env)

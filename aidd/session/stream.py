@@ -49,6 +49,10 @@ class StreamRouter:
             start = newline + 1
         if start < len(chunk):
             self._raw(chunk[start:])
+            # a new partial line the parser does not want: the next chunk may take the fast
+            # path again (else one JSON line sent every later chunk through the slow path)
+            if start and not _safe_wants(self._parser, chunk[start:]):
+                self._line_plain = True
         self._flush()
 
     def finish(self) -> None:

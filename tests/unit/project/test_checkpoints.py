@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from aidd.project.checkpoints import CheckpointError, CheckpointStore
+from aidd.project.git import Done, Git
 from tests.gitrepo import git
 from tests.planted import plant
 
@@ -85,6 +86,54 @@ def test_checkpoints_chain_and_count_what_changed(repo: Path) -> None:
     assert (same.commit, same.files) == (second.commit, 0)
     assert [(row.label, row.files) for row in store.listing()] == [
         ("001", first.files), ("001-end", 2), ("002", 0)]
+
+
+def _git_runs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
+    """The arguments of every git run from now on."""
+    runs: list[tuple[str, ...]] = []
+    real = Git.run
+
+    def run(self: Git, *args: str, stdin: bytes | None = None) -> Done:
+        runs.append(args)
+        return real(self, *args, stdin=stdin)
+
+    monkeypatch.setattr(Git, "run", run)
+    return runs
+
+
+def test_the_ignore_rules_are_asked_again_only_after_a_rules_file_changed(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (repo / ".gitignore").write_text("build/\n")  # the metadata is not hidden
+    runs = _git_runs(monkeypatch)
+    store = CheckpointStore(repo, RUN, os.environ)
+    store.record("001")
+    store.record("001-end")
+    assert [r[0] for r in runs].count("check-ignore") == 1  # one git run fewer a checkpoint
+    (repo / ".gitignore").write_text("build/\n.automaker/\n")  # now it is
+    (repo / "app.py").write_text("print('v3')\n")
+    point = store.record("002")
+    assert [r[0] for r in runs].count("check-ignore") == 2
+    assert ".automaker/features/feature-1-a/feature.json" in files_at(repo, point.ref)
+    assert not any(n.startswith(".automaker/iterations") for n in files_at(repo, point.ref))
+
+
+def test_a_checkpoint_reads_head_from_the_repository_files(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runs = _git_runs(monkeypatch)
+    point = CheckpointStore(repo, RUN, os.environ).record("001")
+    assert point.head == git(repo, "rev-parse", "HEAD").strip()
+    assert not [r for r in runs if "HEAD^{commit}" in r]  # no git run for it
+
+
+def test_what_an_attempt_changed_comes_from_its_end_checkpoint_without_git(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = CheckpointStore(repo, RUN, os.environ)
+    start = store.record("001")
+    (repo / "new.py").write_text("changed\n")
+    end = store.record("001-end")
+    runs = _git_runs(monkeypatch)
+    assert store.changed_paths(start, end) == ["new.py"]
+    assert runs == []
 
 
 def test_a_plain_directory_gets_a_private_repository(tmp_path: Path) -> None:

@@ -207,3 +207,14 @@ def test_not_an_object(data: Any) -> None:
     errs = errors(data)
     assert len(errs) == 1
     assert errs[0].startswith("not a JSON object")
+
+
+def test_type_errors_come_in_the_rule_order_whatever_the_file_order() -> None:
+    data = {"id": "a", "category": "c", "description": "d", "priority": "high",
+            "imagePaths": "x.png", "title": 3, "passes": "yes", "skipTests": None}
+    assert feature_errors(data, "a") == [
+        "passes: must be a boolean (found string)",
+        "title: must be a string (found number)",
+        "imagePaths: must be an array (found string)",
+        "priority: must be a number (found string)",
+    ]

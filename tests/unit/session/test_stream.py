@@ -70,6 +70,20 @@ def test_consecutive_unrendered_lines_are_written_together() -> None:
     assert parser.lines == []  # plain text the parser does not want is not even split
 
 
+def test_plain_text_after_a_json_line_is_not_parsed_even_when_chunks_cut_lines() -> None:
+    sink, parser = Recorder(), EchoParser()
+    router = StreamRouter(sink, parser)
+    router.feed(b'{"a":1}\nab')
+    for _ in range(3):
+        router.feed(b"c\nab")
+    router.feed(b'c\n{"b":2}\n')
+    router.finish()
+    # the plain lines took the fast path; only the one the JSON chunk ends is parsed
+    assert parser.lines == [b'{"a":1}', b"abc", b'{"b":2}']
+    raw = b"".join(c[1][0] for c in sink.calls if c[0] == "raw")  # type: ignore[index,misc]
+    assert raw == b'{"a":1}\nab' + b"c\nab" * 3 + b'c\n{"b":2}\n'
+
+
 def test_a_raising_parser_leaves_the_raw_line() -> None:
     sink = Recorder()
     router = StreamRouter(sink, Exploding())
