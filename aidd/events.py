@@ -19,6 +19,16 @@ SCHEMA_VERSION = 1
 # Hundreds of thousands of events: years of nights. A bigger file is not read (planted, or
 # never cleaned), and readers then see no events.
 EVENTS_LIMIT = 256 << 20
+# `--parallel N`'s slots a view shows a lane for (docs/parallel.md): a bigger `slot` is forged,
+# and a forged file cannot make a view keep or draw more lanes than this.
+MAX_SLOTS = 64
+
+
+def slot_of(event: dict[str, Any]) -> int | None:
+    """The `slot` tag of a `--parallel N` attempt's event (1..MAX_SLOTS); None when it has
+    none, or a value no aidd writes (a string, a bool, 0, negative, huge)."""
+    value = event.get("slot")
+    return value if type(value) is int and 1 <= value <= MAX_SLOTS else None
 
 
 def make_run_id(started: datetime, pid: int) -> str:
