@@ -4,11 +4,12 @@ run's health verdict (FEA-30, issue 28)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from aidd.events import read_events
+from aidd.events import read_events, slot_of
 from aidd.project.lockfile import HolderState, lock_holder
 from aidd.project.paths import ProjectPaths
 from aidd.reports.health import Context, FeaturesLeft, Health, judge
@@ -24,6 +25,17 @@ class LastIteration:
 
 
 @dataclass(frozen=True)
+class Lane:
+    """`--parallel N`: one slot of the running run, as its events tell it."""
+
+    slot: int
+    feature: str | None
+    attempt: int | None  # its latest attempt's log number
+    since: str | None  # when that attempt started, or ended when `working` is False
+    working: bool  # that attempt is running (else it ended: its merge, or the next one, waits)
+
+
+@dataclass(frozen=True)
 class RunState:
     running: bool | None  # None: the lock names another host, so it cannot be checked
     pid: int | None
@@ -33,6 +45,7 @@ class RunState:
     stop_requested: bool = False  # .automaker/.stop is there (a file, a link or a directory)
     last_run: str | None = None  # the newest run's id
     health: Health | None = None  # the verdict on that run so far
+    lanes: tuple[Lane, ...] = ()  # `--parallel N`: the running run's slots, by slot
 
 
 def read_run_state(paths: ProjectPaths, now: datetime,
@@ -44,12 +57,14 @@ def read_run_state(paths: ProjectPaths, now: datetime,
     events = read_events(paths.events)
     paused = _paused_until(events, holder.pid, now) if running else None
     last = _last_run(events)
-    health = None
+    health, lanes = None, tuple[Lane, ...]()
     if last is not None:
         pid = holder.pid
         alive = {last} if running and pid is not None and last.endswith(f"-{pid}") else set()
         health = judge((e for e in events if e.get("run") == last), paths.root,
                        Context(features=features, running=alive))
+        if alive:
+            lanes = _lanes(e for e in events if e.get("run") == last)
     return RunState(
         running=running,
         pid=holder.pid if holder.alive else None,
@@ -59,7 +74,24 @@ def read_run_state(paths: ProjectPaths, now: datetime,
         stop_requested=paths.stop.is_symlink() or paths.stop.exists(),
         last_run=last,
         health=health,
+        lanes=lanes,
     )
+
+
+def _lanes(events: Iterable[dict[str, Any]]) -> tuple[Lane, ...]:
+    """Each slot's latest attempt (its `iteration_start`), and whether it ended yet."""
+    lanes: dict[int, Lane] = {}
+    for event in events:
+        kind, slot = event.get("event"), slot_of(event)
+        if slot is None or kind not in ("iteration_start", "iteration_end"):
+            continue
+        number = _int(event.get("number"))
+        if kind == "iteration_start":
+            lanes[slot] = Lane(slot, _str(event.get("feature")), number, _str(event.get("ts")),
+                               working=True)
+        elif slot in lanes and lanes[slot].attempt == number:
+            lanes[slot] = replace(lanes[slot], since=_str(event.get("ts")), working=False)
+    return tuple(lanes[slot] for slot in sorted(lanes))
 
 
 def _last_run(events: list[dict[str, Any]]) -> str | None:
