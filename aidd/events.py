@@ -148,14 +148,17 @@ def event_lines(path: Path, root: Path | None = None) -> tuple[list[str] | list[
 
 
 def parse_event(line: str | bytes) -> dict[str, Any] | None:
-    """One line as an event; None for a torn line, one that is not JSON or not an object. The
-    one parser of events.jsonl lines (docs/architecture.md "Owners"): the file is project
-    content, so a planted line nested deep enough to exhaust the stack is just not an event."""
+    """One line as an event; None for a torn line, one that is not JSON or not an object (or
+    whose `event` is no string). The one parser of events.jsonl lines (docs/architecture.md
+    "Owners"): the file is project content, so a planted line nested deep enough to exhaust
+    the stack is just not an event."""
     try:
         obj = _decode(line) if isinstance(line, str) else json.loads(line)
     except (ValueError, RecursionError):  # UnicodeDecodeError included
         return None
-    return obj if isinstance(obj, dict) else None
+    # A name that is no string is no event: readers look names up in sets and dicts, and a
+    # planted `"event": []` made that a crash of --status and the morning report.
+    return obj if isinstance(obj, dict) and isinstance(obj.get("event", ""), str) else None
 
 
 def _decode(line: str) -> object:

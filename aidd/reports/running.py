@@ -112,7 +112,9 @@ def _paused_until(events: list[dict[str, Any]], pid: int | None, now: datetime) 
     suffix = f"-{pid}"
     for event in reversed(events):
         run, kind = event.get("run"), event.get("event")
-        if not (isinstance(run, str) and run.endswith(suffix)) or kind not in _SLEEP_ENDERS:
+        # `kind` checked first: a planted list for a name made `in` a crash of --status
+        if not (isinstance(run, str) and run.endswith(suffix) and isinstance(kind, str)) \
+                or kind not in _SLEEP_ENDERS:
             continue
         until = event.get("until")
         if kind != "rate_limit_sleep" or not isinstance(until, str):
