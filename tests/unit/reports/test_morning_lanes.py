@@ -105,3 +105,13 @@ def test_forged_merges_and_slots_are_bounded_and_escaped(tmp_path: Path) -> None
     assert "<script>" not in page
     assert "\x1b" not in page + text
     assert f"… {MAX_MERGES - 20} earlier merges (--json lists them)" in text
+
+
+def test_a_parallel_night_matches_the_documented_schema(tmp_path: Path) -> None:
+    from tests.integration.test_events_schema import check
+    from tests.unit.reports.test_morning_schema import schema
+
+    data = json.loads(json.dumps(report_json(_report(tmp_path, parallel_run(ended=True)))))
+    assert check(data, schema(), "report") == []
+    data["parallel"]["merges"]["won"] = 1
+    assert check(data, schema(), "report") == ["report.parallel.merges: undocumented won"]
