@@ -19,7 +19,9 @@ LOCK_S = 2.0  # how often the lock's holder is looked at again
 # else this often (a scan of 500 files every 2 s cost 3 % of a core on an idle run).
 FEATURES_S = 30.0
 CATCH_UP = 8  # chunks of events read for one frame at most: keys stay answered on a huge file
-_FEATURE_EVENTS = frozenset({"run_start", "iteration_start", "iteration_end", "run_end"})
+# (`merge`: `--parallel N`'s queue carried a slot's feature file back to the project)
+_FEATURE_EVENTS = frozenset({"run_start", "iteration_start", "iteration_end", "run_end",
+                             "merge"})
 OUTPUT_LINES = 40  # log lines kept for the screen (it shows as many as fit)
 LANES_LOOKED_AT = 16  # `--parallel N`: the running lanes whose logs are looked at, by slot
 

@@ -138,3 +138,18 @@ def test_a_digit_shows_that_slots_output_and_0_the_latest(tmp_path: Path) -> Non
     assert "  » assistant: working in attempt 6" in lines(source.view(NOW, 0.0), 80, 24)
     keys.press("0")
     assert source.followed is None
+
+
+def test_a_merge_reads_the_feature_files_again(tmp_path: Path) -> None:
+    """The queue carries a slot's feature file back with its merge: the counts follow at once,
+    not at the next 30 s look."""
+    from tests.featurefiles import feat, write
+
+    events = parallel_run()
+    source = _source(tmp_path, events[:8])  # up to 001's end (slot 1)
+    write(source.paths, "login", feat("login", passes=False, status="in_progress"))
+    assert source.view(NOW, 0.0).features.done == 0
+    write(source.paths, "login", feat("login", passes=True, status="verified"))
+    with source.paths.events.open("a") as file:
+        file.write(jsonl(events[8:9]))  # its merge alone
+    assert source.view(NOW, 1.0).features.done == 1
