@@ -153,3 +153,10 @@ def test_a_merge_reads_the_feature_files_again(tmp_path: Path) -> None:
     with source.paths.events.open("a") as file:
         file.write(jsonl(events[8:9]))  # its merge alone
     assert source.view(NOW, 1.0).features.done == 1
+
+
+def test_an_event_name_that_is_no_string_is_no_crash(tmp_path: Path) -> None:
+    """`Source` looks each name up in a set: a planted list raised TypeError there."""
+    source = _source(tmp_path, [event(0, "x") | {"event": ["merge"], "slot": 1}, run_start(),
+                                start(2, 1, 1, "a")])
+    assert list(source.view(NOW, 0.0).tracker.lanes) == [1]
