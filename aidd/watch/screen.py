@@ -93,24 +93,29 @@ def _lanes(view: View, height: int) -> list[str]:
     working = sum(1 for lane in t.lanes.values() if not lane.ended)
     rows = [_one(f"iteration {a.index or '?'} of {of} · {len(t.lanes)} lanes, "
                  f"{working} working")]
+    if a.slot is None and a.number is not None and not a.ended:
+        # An attempt of no slot (an audit, the completion review: one agent, the slots idle)
+        quiet = view.quiet_s if view.followed is None else None
+        rows.append(_lane("one agent", a, quiet))
     slots = sorted(t.lanes)
     room = max(1, height - _BESIDE_LANES)
     shown_slots = slots if len(slots) <= room else slots[:room - 1]
-    rows += [_lane(slot, t.lanes[slot], view.lane_quiet.get(slot)) for slot in shown_slots]
+    rows += [_lane(f"slot {slot}", t.lanes[slot], view.lane_quiet.get(slot))
+             for slot in shown_slots]
     if len(shown_slots) < len(slots):
         rows.append(f"… {len(slots) - len(shown_slots)} more lanes (slots "
                     f"{slots[len(shown_slots)]}-{slots[-1]})")
     return rows
 
 
-def _lane(slot: int, a: Attempt, quiet_s: float | None) -> str:
+def _lane(name: str, a: Attempt, quiet_s: float | None) -> str:
     log = "log ?" if a.number is None else f"log {a.number:03d}"
     if a.ended:
         life = "finished" + (f", {a.merge}" if a.merge else "")
     else:
         quiet = "?" if quiet_s is None else f"{int(quiet_s)}s"
         life = f"{a.liveness or 'active'} {quiet} quiet · nudges {a.nudges}"
-    return _one(f"slot {slot} · {a.feature or '-'} · {log} · {a.kind or '?'} · {life}")
+    return _one(f"{name} · {a.feature or '-'} · {log} · {a.kind or '?'} · {life}")
 
 
 def _output_title(a: Attempt) -> str:

@@ -160,3 +160,14 @@ def test_an_event_name_that_is_no_string_is_no_crash(tmp_path: Path) -> None:
     source = _source(tmp_path, [event(0, "x") | {"event": ["merge"], "slot": 1}, run_start(),
                                 start(2, 1, 1, "a")])
     assert list(source.view(NOW, 0.0).tracker.lanes) == [1]
+
+
+def test_an_attempt_of_no_slot_after_the_lanes_shows_as_one_agent(tmp_path: Path) -> None:
+    audit = start(150, 7, 1, "") | {"kind": "audit"}
+    del audit["slot"]
+    events = [*parallel_run(ended=True)[:-1], audit]
+    view = _view(_source(tmp_path, events))
+    rows = lines(View(view.tracker, NOW, Features(), (), 4.0, True), 80, 24)
+    assert rows[3] == "one agent · - · log 007 · audit · active 4s quiet · nudges 0"
+    assert rows[4].startswith("slot 1 · checkout · log 004 · coding · finished, merged")
+    assert "── agent output " + "─" * 64 in rows  # its output, as one agent's
