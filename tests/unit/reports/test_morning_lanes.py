@@ -115,3 +115,23 @@ def test_a_parallel_night_matches_the_documented_schema(tmp_path: Path) -> None:
     assert check(data, schema(), "report") == []
     data["parallel"]["merges"]["won"] = 1
     assert check(data, schema(), "report") == ["report.parallel.merges: undocumented won"]
+
+
+def test_a_recorded_parallel_run_conflict_then_solved(tmp_path: Path) -> None:
+    """events.jsonl of a real `--parallel 2` run with the fake agent (the wiring's integration
+    test of a conflict sent back and then solved): the views read what aidd wrote."""
+    recorded = Path(__file__).parents[1] / "watch" / "data" / "parallel-run.jsonl"
+    events = [json.loads(line) for line in recorded.read_text().splitlines()]
+    paths = ProjectPaths(tmp_path / "shop")
+    paths.features.mkdir(parents=True)
+    paths.events.write_text(jsonl(events))
+    report = build_report(paths, "24h", START.replace(hour=12), {})
+    p = report.parallel
+    assert p is not None
+    assert p.merges == {"merged": 2, "nothing": 0, "conflict": 1, "merge_red": 0}
+    assert [(lane.slot, lane.attempts, lane.merged, lane.sent_back, lane.features)
+            for lane in p.lanes] == [(1, 2, 1, 1, ("f1",)), (2, 1, 1, 0, ("f2",))]
+    assert [(a.number, a.slot) for a in report.attempts] == [(2, 2), (1, 1), (3, 1), (4, None)]
+    assert ("## Lanes: 2 slots (--parallel); merges: 2 merged, 0 nothing, 1 conflict, "
+            "0 merge_red\n") in render_text(report)
+    assert "aidd/f1 does not merge in shared.txt" in render_html(report)

@@ -171,3 +171,15 @@ def test_an_attempt_of_no_slot_after_the_lanes_shows_as_one_agent(tmp_path: Path
     assert rows[3] == "one agent · - · log 007 · audit · active 4s quiet · nudges 0"
     assert rows[4].startswith("slot 1 · checkout · log 004 · coding · finished, merged")
     assert "── agent output " + "─" * 64 in rows  # its output, as one agent's
+
+
+def test_a_recorded_parallel_run_shows_its_two_lanes_merged(tmp_path: Path) -> None:
+    """The events.jsonl of a real `--parallel 2` run (a conflict sent back, then solved)."""
+    tracker = Tracker()
+    for line in (DATA / "parallel-run.jsonl").read_text().splitlines():
+        tracker.feed(json.loads(line))
+    rows = lines(View(tracker, NOW, Features(), (), None, False), 80, 24)
+    assert rows[2:5] == ["iteration 4 of ∞ · 2 lanes, 0 working",
+                         "slot 1 · f1 · log 003 · coding · finished, merged",
+                         "slot 2 · f2 · log 002 · coding · finished, merged"]
+    assert tracker.exit_code == 73
