@@ -19,6 +19,16 @@ SCHEMA_VERSION = 1
 # Hundreds of thousands of events: years of nights. A bigger file is not read (planted, or
 # never cleaned), and readers then see no events.
 EVENTS_LIMIT = 256 << 20
+# `--parallel N`'s slots a view shows a lane for (docs/parallel.md): a bigger `slot` is forged,
+# and a forged file cannot make a view keep or draw more lanes than this.
+MAX_SLOTS = 64
+
+
+def slot_of(event: dict[str, Any]) -> int | None:
+    """The `slot` tag of a `--parallel N` attempt's event (1..MAX_SLOTS); None when it has
+    none, or a value no aidd writes (a string, a bool, 0, negative, huge)."""
+    value = event.get("slot")
+    return value if type(value) is int and 1 <= value <= MAX_SLOTS else None
 
 
 def make_run_id(started: datetime, pid: int) -> str:
@@ -138,14 +148,17 @@ def event_lines(path: Path, root: Path | None = None) -> tuple[list[str] | list[
 
 
 def parse_event(line: str | bytes) -> dict[str, Any] | None:
-    """One line as an event; None for a torn line, one that is not JSON or not an object. The
-    one parser of events.jsonl lines (docs/architecture.md "Owners"): the file is project
-    content, so a planted line nested deep enough to exhaust the stack is just not an event."""
+    """One line as an event; None for a torn line, one that is not JSON or not an object (or
+    whose `event` is no string). The one parser of events.jsonl lines (docs/architecture.md
+    "Owners"): the file is project content, so a planted line nested deep enough to exhaust
+    the stack is just not an event."""
     try:
         obj = _decode(line) if isinstance(line, str) else json.loads(line)
     except (ValueError, RecursionError):  # UnicodeDecodeError included
         return None
-    return obj if isinstance(obj, dict) else None
+    # A name that is no string is no event: readers look names up in sets and dicts, and a
+    # planted `"event": []` made that a crash of --status and the morning report.
+    return obj if isinstance(obj, dict) and isinstance(obj.get("event", ""), str) else None
 
 
 def _decode(line: str) -> object:

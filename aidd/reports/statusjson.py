@@ -76,6 +76,8 @@ def _todo_json(todo: TodoReport) -> dict[str, Any]:
 
 def _run_json(run: RunState) -> dict[str, Any]:
     last = run.last_iteration
+    # `--parallel N`: only while such a run goes (a run of one agent's JSON is as it was)
+    lanes = {"lanes": [vars(lane) for lane in run.lanes]} if run.lanes else {}
     return {
         "running": run.running,
         "pid": run.pid,
@@ -90,4 +92,5 @@ def _run_json(run: RunState) -> dict[str, Any]:
             "outcome": last.outcome,
             "ended_at": last.ended_at,
         },
+        **lanes,
     }

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from aidd.console import shown
 from aidd.project.todo import TodoSummary
-from aidd.reports.running import RunState
+from aidd.reports.running import Lane, RunState
 from aidd.reports.statusreport import CategoryRow, StatusReport, TodoReport
 
 _NONE = "-"
@@ -124,6 +124,9 @@ def _run(run: RunState) -> list[str]:
                      "started later removes it as stale.")
     if run.paused_until:
         lines.append(f"Paused until {run.paused_until} (rate limit).")
+    if run.lanes:  # `--parallel N`: one line per slot
+        lines.append(f"Lanes: {len(run.lanes)} agents (--parallel).")
+        lines += [_lane(lane) for lane in run.lanes]
     if run.health is not None:  # the newest run's verdict, its reasons with their next step
         lines.append(f"Health of the last run: {run.health.line}.")
         lines += [f"- {reason.what}; next: {reason.next}" for reason in run.health.reasons]
@@ -134,6 +137,13 @@ def _run(run: RunState) -> list[str]:
             f"(result {_text(last.result)}), ended {last.ended_at or _NONE}."
         )
     return [_one(line) for line in lines]  # times and outcomes read from the lock and events
+
+
+def _lane(lane: Lane) -> str:
+    attempt = _NONE if lane.attempt is None else f"{lane.attempt:03d}"
+    doing = "working since" if lane.working else "attempt ended"
+    return (f"- slot {lane.slot}: {lane.feature or _NONE}, attempt {attempt}, "
+            f"{doing} {lane.since or _NONE}")
 
 
 def _text(value: int | None) -> str:

@@ -84,5 +84,14 @@ def log_tail(root: Path, path: Path, count: int) -> Tail:
     return Tail(lines[-count:] if count > 0 else [], info.st_mtime)
 
 
+def log_modified(root: Path, path: Path) -> float | None:
+    """When a log last grew (its mtime), opened as `log_tail` opens it; None: unreadable."""
+    try:
+        with open_read(root, path) as file:
+            return os.fstat(file.fileno()).st_mtime
+    except (OSError, ValueError):
+        return None
+
+
 def _json_line(line: str) -> bool:
     return line.startswith("{") and line.endswith("}")

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from aidd import numbers
+from aidd.events import slot_of
 
 RECENT = 8  # events kept for the "recent" list
 # Events worth a line of their own in the recent list (the others show in their fields).
@@ -17,7 +18,7 @@ _NOTABLE = frozenset({
     "phase_start", "nudge", "kill", "children_reaped", "iteration_end", "rate_limit_sleep",
     "pace", "budget_exhausted", "stop_requested", "stop", "completion", "checkpoint_failed",
     "gate", "gate_passes", "stuck", "warning", "notify_failed", "signal", "run_end", "checkpoint",
-    "previous_run"})
+    "previous_run", "merge"})
 
 
 def text(value: Any) -> str:
@@ -52,6 +53,9 @@ class Attempt:
     why: str = ""
     nudges: int = 0
     ended: bool = False
+    slot: int | None = None  # `--parallel N`: the slot that runs it
+    feature: str = ""  # the feature the slot owns (its events' `feature` tag)
+    merge: str = ""  # the merge queue's `result` for it, once there is one
 
 
 @dataclass
@@ -68,7 +72,9 @@ class Tracker:
     end_reason: str = ""
     exit_code: int | None = None
     budgets: dict[str, float] = field(default_factory=dict)
-    attempt: Attempt = field(default_factory=Attempt)
+    attempt: Attempt = field(default_factory=Attempt)  # the one started last
+    # `--parallel N`: each slot's attempt, by slot (at most events.MAX_SLOTS of them)
+    lanes: dict[int, Attempt] = field(default_factory=dict)
     attempts: int = 0
     tokens: int = 0
     cost_usd: float = 0.0
@@ -119,19 +125,34 @@ def _budgets(limits: dict[str, Any]) -> dict[str, float]:
     return {key: value for key, value in found.items() if value}
 
 
+def _attempt_of(tracker: Tracker, event: dict[str, Any]) -> Attempt:
+    """The attempt an event is about: its slot's with `--parallel N`, else the one in
+    progress; a forged `slot` gets a throwaway one (it changes no lane)."""
+    if "slot" not in event:
+        return tracker.attempt
+    slot = slot_of(event)
+    return tracker.lanes.get(slot, Attempt()) if slot is not None else Attempt()
+
+
 def _iteration_start(tracker: Tracker, event: dict[str, Any]) -> None:
+    slot = slot_of(event)
+    if "slot" in event and slot is None:
+        return  # forged: neither a lane nor the attempt in progress
     of = numbers.count(event.get("of"))
     tracker.attempt = Attempt(
         number=numbers.count(event.get("number")), index=numbers.count(event.get("index")),
         of=of if of is not None else tracker.attempt.of, phase=text(event.get("phase")),
         kind=text(event.get("kind")), model=text(event.get("model")),
-        log=text(event.get("log")), started=moment(event.get("ts")))
+        log=text(event.get("log")), started=moment(event.get("ts")), slot=slot,
+        feature=text(event.get("feature")) if slot is not None else "")
+    if slot is not None:
+        tracker.lanes[slot] = tracker.attempt
     tracker.pause_until, tracker.pause_why = None, ""
 
 
 def _iteration_end(tracker: Tracker, event: dict[str, Any]) -> None:
     tracker.attempts += 1
-    tracker.attempt.ended = True
+    _attempt_of(tracker, event).ended = True
     tokens = event.get("tokens")
     if isinstance(tokens, dict):
         tracker.tokens += sum(numbers.count(tokens.get(k)) or 0 for k in ("input", "output"))
@@ -142,12 +163,18 @@ def _iteration_end(tracker: Tracker, event: dict[str, Any]) -> None:
 
 
 def _liveness(tracker: Tracker, event: dict[str, Any]) -> None:
-    tracker.attempt.liveness = text(event.get("state"))
-    tracker.attempt.why = text(event.get("why"))
+    attempt = _attempt_of(tracker, event)
+    attempt.liveness = text(event.get("state"))
+    attempt.why = text(event.get("why"))
 
 
 def _nudge(tracker: Tracker, event: dict[str, Any]) -> None:
-    tracker.attempt.nudges += 1
+    _attempt_of(tracker, event).nudges += 1
+
+
+def _merge(tracker: Tracker, event: dict[str, Any]) -> None:
+    if "slot" in event:  # the merge of a slot's feature: its lane says how it went
+        _attempt_of(tracker, event).merge = text(event.get("result"))
 
 
 def _pause(tracker: Tracker, event: dict[str, Any]) -> None:
@@ -169,7 +196,7 @@ def _run_end(tracker: Tracker, event: dict[str, Any]) -> None:
 
 _HANDLERS = {"iteration_start": _iteration_start, "iteration_end": _iteration_end,
              "liveness": _liveness, "nudge": _nudge, "rate_limit_sleep": _pause,
-             "pace": _pause, "gate": _gate, "run_end": _run_end}
+             "pace": _pause, "gate": _gate, "run_end": _run_end, "merge": _merge}
 
 
 def event_line(event: dict[str, Any]) -> str:
@@ -177,8 +204,10 @@ def event_line(event: dict[str, Any]) -> str:
     name = text(event.get("event"))
     stamp = moment(event.get("ts"))
     when = stamp.strftime("%H:%M:%S") if stamp else "--:--:--"
-    keys = ("number", "label", "reason", "result", "exit_code", "state", "name", "ok", "message",
-            "seconds")
+    # A slot's events say which slot and feature (N = 1's carry no slot: its lines unchanged).
+    tags = ("slot", "feature") if "slot" in event else ()
+    keys = (*tags, "number", "label", "reason", "result", "exit_code", "state", "name", "ok",
+            "message", "seconds")
     details = " ".join(f"{k}={_short(event[k])}" for k in keys if k in event)
     return f"{when} {name} {details}".rstrip()
 
@@ -216,3 +245,12 @@ class View:
     quiet_s: float | None  # seconds since the log last grew (the last sign of life)
     running: bool  # an aidd holds the project's lock
     message: str = ""  # the key's answer, or the question it asks
+    # `--parallel N`: seconds since each lane's log last grew, by slot (its attempt running)
+    lane_quiet: dict[int, float | None] = field(default_factory=dict)
+    followed: int | None = None  # the slot whose output is shown (a key chose it); None: latest
+
+    @property
+    def followed_attempt(self) -> Attempt:
+        """The attempt whose output is shown: the chosen slot's, else the one started last."""
+        lane = self.tracker.lanes.get(self.followed) if self.followed is not None else None
+        return lane or self.tracker.attempt

@@ -7,23 +7,30 @@ import unicodedata
 from datetime import datetime
 
 from aidd.console import shown
-from aidd.watch.model import Tracker, View, event_line
+from aidd.watch.model import Attempt, Tracker, View, event_line
 
 BAR = 30  # characters of the features bar at 80 columns
+# `--parallel N`: the screen keeps this many lines for the rest when it lists lanes (at 80x24,
+# 8 lanes fit whole; more show as many as fit, then a line counting the others)
+_BESIDE_LANES = 16
 _BOLD, _RESET = "\x1b[1m", "\x1b[0m"
 
 
 def lines(view: View, width: int, height: int) -> list[str]:
     """The screen, `height` lines at most, each at most `width` characters (no styling)."""
-    top = [*_header(view), *_attempt(view), *_progress(view, width)]
+    attempt = _lanes(view, height) if view.tracker.lanes else _attempt(view)
+    top = [*_header(view), *attempt, *_progress(view, width)]
     free = max(0, height - len(top) - 3)  # two rules and the footer
     recent = list(view.tracker.recent)[-min(len(view.tracker.recent), free // 2):] if free else []
     room = free - len(recent)
-    body = [*top, "── agent output " + "─" * max(0, width - 16),
+    title = _output_title(view.followed_attempt)
+    body = [*top, title + "─" * max(0, width - len(title)),
             *(f"  {shown(line, one_line=True)}" for line in view.output[-room:] if room),
             "── recent events " + "─" * max(0, width - 17),
             *(f"  {shown(event_line(event), one_line=True)}" for event in recent)]
-    footer = shown(view.message, one_line=True) or "q quit · s stop the run · r morning report"
+    keys = " · 1-9 a slot's output, 0 the latest" if view.tracker.lanes else ""
+    footer = (shown(view.message, one_line=True)
+              or f"q quit · s stop the run · r morning report{keys}")
     body = [*body[:max(0, height - 1)], footer]
     return [cut(line, width) for line in body]
 
@@ -75,6 +82,47 @@ def _attempt(view: View) -> list[str]:
                 f"{' · ' + a.why if a.why else ''}")
     feature = f"feature: {view.features.working}" if view.features.working else "feature: -"
     return [_one(where + (f" · model {a.model}" if a.model else "")), _one(life), _one(feature)]
+
+
+def _lanes(view: View, height: int) -> list[str]:
+    """`--parallel N`: the latest iteration, then one line per slot: its feature, attempt,
+    prompt kind and liveness, as many as `height` leaves room for."""
+    t = view.tracker
+    a = t.attempt
+    of = "∞" if a.of is None else a.of
+    working = sum(1 for lane in t.lanes.values() if not lane.ended)
+    rows = [_one(f"iteration {a.index or '?'} of {of} · {len(t.lanes)} lanes, "
+                 f"{working} working")]
+    if a.slot is None and a.number is not None and not a.ended:
+        # An attempt of no slot (an audit, the completion review: one agent, the slots idle)
+        quiet = view.quiet_s if view.followed is None else None
+        rows.append(_lane("one agent", a, quiet))
+    slots = sorted(t.lanes)
+    room = max(1, height - _BESIDE_LANES)
+    shown_slots = slots if len(slots) <= room else slots[:room - 1]
+    rows += [_lane(f"slot {slot}", t.lanes[slot], view.lane_quiet.get(slot))
+             for slot in shown_slots]
+    if len(shown_slots) < len(slots):
+        rows.append(f"… {len(slots) - len(shown_slots)} more lanes (slots "
+                    f"{slots[len(shown_slots)]}-{slots[-1]})")
+    return rows
+
+
+def _lane(name: str, a: Attempt, quiet_s: float | None) -> str:
+    log = "log ?" if a.number is None else f"log {a.number:03d}"
+    if a.ended:
+        life = "finished" + (f", {a.merge}" if a.merge else "")
+    else:
+        quiet = "?" if quiet_s is None else f"{int(quiet_s)}s"
+        life = f"{a.liveness or 'active'} {quiet} quiet · nudges {a.nudges}"
+    return _one(f"{name} · {a.feature or '-'} · {log} · {a.kind or '?'} · {life}")
+
+
+def _output_title(a: Attempt) -> str:
+    if a.slot is None:
+        return "── agent output "
+    log = "" if a.number is None else f", log {a.number:03d}"
+    return f"── agent output: slot {a.slot}{log} "
 
 
 def _progress(view: View, width: int) -> list[str]:

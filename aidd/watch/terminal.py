@@ -100,6 +100,9 @@ class Keys:
             self.message = "stop the run after its current attempt (writes .automaker/.stop)? y/n"
         elif key in "rR":
             self.message = self._report()
+        elif key in "0123456789" and len(key) == 1:  # `--parallel N`: whose output is shown
+            self._source.followed = int(key) or None
+            self.message = f"the output of slot {key}" if int(key) else "the latest output"
 
     def _stop(self) -> str:
         paths = self._source.paths

@@ -86,6 +86,9 @@ def test_load_events_counts_what_it_skips_and_never_crashes(tmp_path: Path) -> N
     (b"{" * 100_000, None),
     ("", None),
     ("[1]", None),
+    ('{"event": ["iteration_start"], "slot": 1}', None),  # readers look a name up in a set
+    ('{"event": {"a": 1}}', None),
+    ('{"run": "r"}', {"run": "r"}),
 ])
 def test_parse_event_is_one_object_per_line_or_none(line: str | bytes,
                                                       event: dict[str, str] | None) -> None:

@@ -15,6 +15,7 @@ from aidd.project.paths import ProjectPaths
 from aidd.reports.health import Context, FeaturesLeft, judge
 from aidd.reports.morning import features, fmt
 from aidd.reports.morning.history import read_history
+from aidd.reports.morning.lanes import parallel
 from aidd.reports.morning.reading import read_window
 from aidd.reports.morning.record import (
     Count,
@@ -64,7 +65,7 @@ def build_report(paths: ProjectPaths, since: str | None, now: datetime,
         features=feature_view, diffstat=found.diffstat, usage=tally.usage(), pauses=pauses,
         gate=gate, checkpoints=tuple(points),
         health=health, events=seen, checkpoints_refused=store.refusal(),
-        needs_person=tuple(tally.set_aside))
+        needs_person=tuple(tally.set_aside), parallel=parallel(tally.attempts, tally.merges))
 
 
 def _running_run(paths: ProjectPaths) -> str | None:

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from html import escape
 
 from aidd.reports.morning import fmt, svg
-from aidd.reports.morning.record import Diffstat, Features, Gate, MorningReport
+from aidd.reports.morning.record import Diffstat, Features, Gate, MorningReport, Parallel
 
 _CSS = """
 :root{color-scheme:light;--ink:#1d232a;--mute:#5f6b76;--line:#d9dee3;--bg:#f6f7f9}
@@ -44,6 +44,7 @@ border-radius:2px}
 footer{color:var(--mute);font-size:12px;margin:8px 0 24px}
 """
 SHOWN_FEATURES = 100  # a first night may pass hundreds: the JSON lists them all
+SHOWN_MERGES = 100  # the last ones; the JSON lists more
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
@@ -51,7 +52,8 @@ def render_html(report: MorningReport) -> str:
     title = f"aidd report: {report.project_name}"
     body = [
         heading(title), _window(report), _cards(report), _first(report), _needs_person(report),
-        _timeline(report), _charts(report), _runs(report), _attempts(report),
+        _timeline(report), _charts(report), _runs(report), *_parallel(report.parallel),
+        _attempts(report),
         _features(report.features), _diffstat(report.diffstat), _usage(report),
         _gate(report.gate), _checkpoints(report), _events(report),
     ]
@@ -168,6 +170,22 @@ def _runs(report: MorningReport) -> str:
     listed = table(("run", "started", "ended", "duration", "ended by", "exit", "attempts"),
                    rows, {3, 5, 6}) if rows else "<p>no run in the window</p>"
     return section("Runs", listed)
+
+
+def _parallel(p: Parallel | None) -> list[str]:
+    """`--parallel N`: one row per slot, the merges counted by result, the last listed (no
+    section at all for one agent's nights: their page is as it was)."""
+    if p is None:
+        return []
+    lanes = table(("slot", "attempts", "busy", "merged", "sent back", "features"),
+                  [(lane.slot, lane.attempts, fmt.duration(lane.busy_s), lane.merged,
+                    lane.sent_back, ", ".join(lane.features) or "-") for lane in p.lanes],
+                  {0, 1, 2, 3, 4})
+    counts = ", ".join(f"{fmt.count(n)} {result}" for result, n in p.merges.items())
+    merges = table(("at", "slot", "attempt", "feature", "result", "why"),
+                   [(fmt.stamp(m.at), m.slot or "-", fmt.attempt(m.number), m.feature,
+                     m.result, m.why or "") for m in p.listed[-SHOWN_MERGES:]], {1, 2})
+    return [section("Lanes (--parallel)", lanes, f"<p>merges: {_e(counts)}</p>", merges)]
 
 
 def _attempts(report: MorningReport) -> str:

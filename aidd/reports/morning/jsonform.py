@@ -12,6 +12,7 @@ from aidd.reports.morning.record import (
     Features,
     Gate,
     MorningReport,
+    Parallel,
     RunRow,
 )
 
@@ -54,6 +55,8 @@ def report_json(report: MorningReport) -> dict[str, Any]:
                           "endings": list(r.endings)} for r in report.needs_person],
         "events": {"lines": report.events.lines, "in_window": report.events.in_window,
                    "skipped": report.events.skipped, "error": report.events.error},
+        # `--parallel N` only (docs/report.md): one agent's report is as it was
+        **({"parallel": _parallel(report.parallel)} if report.parallel else {}),
     }
 
 
@@ -69,7 +72,18 @@ def _attempt(a: AttemptRow) -> dict[str, Any]:
             "ended_at": iso(a.ended_at), "result": a.result, "outcome": a.outcome,
             "reason": a.reason, "kind": a.kind, "tokens": a.tokens,
             "cost_usd": None if a.cost_usd is None else round(a.cost_usd, 6),
-            "cost_estimated": a.cost_estimated}
+            "cost_estimated": a.cost_estimated,
+            **({"slot": a.slot, "feature": a.feature} if a.slot is not None else {})}
+
+
+def _parallel(p: Parallel) -> dict[str, Any]:
+    return {"lanes": [{"slot": lane.slot, "attempts": lane.attempts,
+                       "busy_s": round(lane.busy_s, 3), "features": list(lane.features),
+                       "merged": lane.merged, "sent_back": lane.sent_back} for lane in p.lanes],
+            "merges": dict(p.merges),
+            "merge_list": [{"run": m.run, "at": iso(m.at), "slot": m.slot, "feature": m.feature,
+                            "attempt": m.number, "result": m.result, "why": m.why}
+                           for m in p.listed]}
 
 
 def _features(f: Features) -> dict[str, Any]:

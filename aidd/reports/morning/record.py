@@ -45,6 +45,8 @@ class AttemptRow(NamedTuple):
     cost_usd: float | None
     cost_estimated: bool
     gate_red: bool = False  # the validation gate found new failures after this attempt
+    slot: int | None = None  # `--parallel N`: the slot that ran it (None: one agent's run)
+    feature: str | None = None  # the feature it worked on, safe to show
 
 
 @dataclass(frozen=True)
@@ -164,6 +166,39 @@ class SetAsideRow:
     endings: tuple[str, ...]  # how each ended, safe to show
 
 
+class MergeRow(NamedTuple):
+    """`--parallel N`: the merge queue took a slot's finished feature (a `merge` event)."""
+
+    run: str
+    at: datetime
+    slot: int | None
+    feature: str  # safe to show
+    number: int | None  # the attempt that finished it
+    result: str  # merged, nothing, conflict or merge_red
+    why: str | None  # the queue's words, safe to show
+
+
+@dataclass(frozen=True)
+class LaneRow:
+    """`--parallel N`: one slot over the window."""
+
+    slot: int
+    attempts: int
+    busy_s: float  # its attempts' time, added up
+    features: tuple[str, ...]  # the features its attempts worked on, first seen first
+    merged: int
+    sent_back: int  # its merges that ended in a conflict or a red merged gate
+
+
+@dataclass(frozen=True)
+class Parallel:
+    """The lanes and the merges of the window's `--parallel N` runs (issue 29)."""
+
+    lanes: tuple[LaneRow, ...]
+    merges: dict[str, int]  # by result, each of MERGE_RESULTS
+    listed: tuple[MergeRow, ...]  # the merges, the last MAX_MERGES of them
+
+
 @dataclass(frozen=True)
 class EventsSeen:
     lines: int  # events read in the whole file
@@ -193,6 +228,7 @@ class MorningReport:
     needs_person: tuple[SetAsideRow, ...] = ()  # features set aside in the window
     # Why the project's repository keeps no checkpoints (its layout leads outside), or None.
     checkpoints_refused: str | None = None
+    parallel: Parallel | None = None  # None: no `--parallel N` run in the window
 
     @property
     def project_name(self) -> str:

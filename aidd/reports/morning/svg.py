@@ -94,12 +94,35 @@ def _svg(width: int, height: int, label: str, body: Sequence[str]) -> str:
 
 
 def timeline(attempts: Sequence[AttemptRow], window: Window) -> str:
+    if any(a.slot is not None for a in attempts):
+        return _lanes(attempts, window)
     axis, top, bar = _Axis(window, WIDTH), 16, 34
     marks = _marks(attempts, axis, top, bar) if len(attempts) <= MAX_MARKS \
         else _columns(attempts, axis, top, bar)
     frame = f'<rect x="{LEFT}" y="{top}" width="{axis.plot}" height="{bar}" class="frame"/>'
     return _svg(WIDTH, top + bar + 24, "attempts over time, coloured by result",
                 [frame, *axis.ticks(top + bar + 4), *marks])
+
+
+def _lanes(attempts: Sequence[AttemptRow], window: Window) -> str:
+    """`--parallel N`: one row per slot (at most events.MAX_SLOTS), the attempts of no slot
+    (audits, the completion review: one agent) in a row of their own on top."""
+    axis, top, bar, gap = _Axis(window, WIDTH), 16, 20, 4
+    rows: dict[int | None, list[AttemptRow]] = {}
+    for a in attempts:
+        rows.setdefault(a.slot, []).append(a)
+    frames, body = [], []
+    for i, slot in enumerate(sorted(rows, key=lambda s: -1 if s is None else s)):
+        y, group = top + i * (bar + gap), rows[slot]
+        frames.append(f'<rect x="{LEFT}" y="{y}" width="{axis.plot}" height="{bar}" '
+                      'class="frame"/>')
+        body += [f'<text x="{LEFT - 6}" y="{y + bar / 2 + 4:.1f}" class="tick" '
+                 f'text-anchor="end">{"one" if slot is None else f"slot {slot}"}</text>',
+                 *(_marks(group, axis, y, bar) if len(group) <= MAX_MARKS
+                   else _columns(group, axis, y, bar))]
+    height = top + len(rows) * (bar + gap) - gap
+    return _svg(WIDTH, height + 24, "attempts over time, one row per slot, coloured by result",
+                [*frames, *axis.ticks(height + 4), *body])
 
 
 def _marks(attempts: Sequence[AttemptRow], axis: _Axis, top: int, bar: int) -> list[str]:

@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from aidd.events import slot_of
 from aidd.numbers import count, delay_s, money
 from aidd.reports.morning.fmt import clean, integer, text
+from aidd.reports.morning.lanes import Merges
 from aidd.reports.morning.record import (
     AttemptRow,
     CheckpointRow,
@@ -77,6 +79,7 @@ class Tally:
     baseline_failing: int | None = None
     reverted: int = 0
     set_aside: list[SetAsideRow] = field(default_factory=list)
+    merges: Merges = field(default_factory=Merges)  # `--parallel N`'s merge queue
     _gates: dict[str, _GateSeen] = field(default_factory=dict)
     _run: RunSeen = field(default_factory=lambda: RunSeen(""))  # the run of the event at hand
     _starts: dict[tuple[str, int], tuple[datetime, str | None]] = field(default_factory=dict)
@@ -125,7 +128,8 @@ class Tally:
         cost = money(event.get("cost_usd"))
         estimated = event.get("cost_estimated") is True
         self.attempts.append(AttemptRow(run, num, started, at, result, outcome, reason, kind,
-                                        sum(tokens.values()), cost, estimated))
+                                        sum(tokens.values()), cost, estimated, False,
+                                        slot_of(event), text(event.get("feature"), 80)))
         self._run.attempts += 1
         self.results[result] += 1
         if outcome in ("failure", "fatal"):
@@ -191,6 +195,9 @@ class Tally:
                 self.attempts[index] = row._replace(gate_red=True)
                 return
 
+    def _merge(self, run: str, event: dict[str, Any], at: datetime) -> None:
+        self.merges.add(run, event, at)
+
     def _gate_passes(self, run: str, event: dict[str, Any], at: datetime) -> None:
         reverted = event.get("reverted")
         self.reverted += len(reverted) if isinstance(reverted, list) else 0
@@ -234,6 +241,7 @@ _HANDLERS: dict[str, _Handler] = {
     "gate_baseline": Tally._baseline,
     "gate": Tally._gate,
     "gate_passes": Tally._gate_passes,
+    "merge": Tally._merge,
 }
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import textwrap
 
 from aidd.reports.morning import fmt
-from aidd.reports.morning.record import Diffstat, Features, Gate, MorningReport
+from aidd.reports.morning.record import Diffstat, Features, Gate, MorningReport, Parallel
 
 WIDTH = 100
 SHOWN_FEATURES = 20  # a first night may pass hundreds: the JSON lists them all
+SHOWN_MERGES = 20  # the last ones; the JSON lists more
 
 
 def render_text(report: MorningReport) -> str:
@@ -22,6 +23,7 @@ def render_text(report: MorningReport) -> str:
         "", "## Look at first", *_first(report),
         *_needs_person(report),
         "", "## Runs", *_runs(report),
+        *_parallel(report.parallel),
         "", *_attempts(report),
         "", *_features(report.features),
         "", *_diffstat(report.diffstat),
@@ -76,6 +78,25 @@ def _runs(report: MorningReport) -> list[str]:
             f"{'-' if r.exit_code is None else r.exit_code:>4} {r.attempts:>8}"
             for r in report.runs]
     return [head, *rows]
+
+
+def _parallel(p: Parallel | None) -> list[str]:
+    """`--parallel N`: one line per slot, then the merge queue's verdicts."""
+    if p is None:
+        return []
+    merges = ", ".join(f"{fmt.count(n)} {result}" for result, n in p.merges.items())
+    lines = ["", f"## Lanes: {fmt.plural(len(p.lanes), 'slot')} (--parallel); merges: {merges}",
+             f"{'slot':>4} {'attempts':>8} {'busy':>9} {'merged':>6} {'sent back':>9}  features"]
+    lines += [f"{lane.slot:>4} {lane.attempts:>8} {fmt.duration(lane.busy_s):>9} "
+              f"{lane.merged:>6} {lane.sent_back:>9}  {', '.join(lane.features) or '-'}"
+              for lane in p.lanes]
+    shown = p.listed[-SHOWN_MERGES:]
+    if len(p.listed) > len(shown):
+        lines.append(f"… {fmt.count(len(p.listed) - len(shown))} earlier merges (--json "
+                     "lists them)")
+    lines += [f"{fmt.short(m.at):<11} slot {m.slot or '-':<3} {fmt.attempt(m.number):>3} "
+              f"{m.feature:<30} {m.result}" + (f": {m.why}" if m.why else "") for m in shown]
+    return lines
 
 
 def _attempts(report: MorningReport) -> list[str]:
