@@ -4,6 +4,8 @@ the run; after one, the run goes on without them (issue 15)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from aidd.clock import Clock
 from aidd.project.checkpoints import Checkpoint, CheckpointError, CheckpointStore
 from aidd.run.journal import Journal
@@ -13,7 +15,9 @@ REFUSED = "refused"  # checkpoint_failed's label when the repository's layout re
 
 
 class Checkpointer:
-    def __init__(self, plan: RunPlan, journal: Journal, clock: Clock) -> None:
+    def __init__(self, plan: RunPlan, journal: Journal, clock: Clock,
+                 root: Path | None = None) -> None:
+        """`root`: the tree the agent works in (a slot's worktree), by default the project."""
         self._journal = journal
         self._clock = clock
         self._store: CheckpointStore | None = None
@@ -22,7 +26,7 @@ class Checkpointer:
         # names it (the layout check refused the repository: issue 27 item 4).
         self._refused = None if plan.settings.no_checkpoints else plan.checkpoints_refused
         if not plan.settings.no_checkpoints and plan.checkpoints_refused is None:
-            self._store = CheckpointStore(plan.paths.root, journal.events.run_id,
+            self._store = CheckpointStore(root or plan.paths.root, journal.events.run_id,
                                           plan.settings.environ)
 
     def record(self, number: int, suffix: str = "") -> Checkpoint | None:
