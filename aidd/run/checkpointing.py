@@ -16,8 +16,9 @@ REFUSED = "refused"  # checkpoint_failed's label when the repository's layout re
 
 class Checkpointer:
     def __init__(self, plan: RunPlan, journal: Journal, clock: Clock,
-                 root: Path | None = None) -> None:
-        """`root`: the tree the agent works in (a slot's worktree), by default the project."""
+                 root: Path | None = None, store: CheckpointStore | None = None) -> None:
+        """`root`: the tree the agent works in, by default the project; `store`: a slot's
+        worktree's, its git directories named by aidd (project/worktrees)."""
         self._journal = journal
         self._clock = clock
         self._store: CheckpointStore | None = None
@@ -26,8 +27,8 @@ class Checkpointer:
         # names it (the layout check refused the repository: issue 27 item 4).
         self._refused = None if plan.settings.no_checkpoints else plan.checkpoints_refused
         if not plan.settings.no_checkpoints and plan.checkpoints_refused is None:
-            self._store = CheckpointStore(root or plan.paths.root, journal.events.run_id,
-                                          plan.settings.environ)
+            self._store = store or CheckpointStore(root or plan.paths.root,
+                                                   journal.events.run_id, plan.settings.environ)
 
     def record(self, number: int, suffix: str = "") -> Checkpoint | None:
         """The checkpoint, or None when checkpoints are off or this one failed."""

@@ -15,12 +15,13 @@ from aidd.fsio import write_atomic
 from aidd.logs.extract import write_extraction
 from aidd.project.activity import FileActivity
 from aidd.project.attemptfeature import feature_of, features_changed, started_features
+from aidd.project.checkpoints import CheckpointStore
 from aidd.project.detect import Origin, onboarding_complete
 from aidd.project.fingerprint import fingerprint
 from aidd.project.paths import ProjectPaths
 from aidd.project.scaffold import copy_artifacts, copy_spec
 from aidd.project.sync import sync_lists
-from aidd.prompts.context import LastAttemptInfo
+from aidd.prompts.context import LastAttemptInfo, ParallelInfo
 from aidd.prompts.select import CascadeState, PromptKind, Selection, choose_model, select_prompt
 from aidd.reports.status import refresh_status_file
 from aidd.run import nowork
@@ -61,11 +62,12 @@ class IterationRunner:
                  deadline_s: float | None = None,
                  files: Callable[[], FileActivity | None] = lambda: None,
                  recall: Recall = lambda phase, kind, feature: LastAttemptInfo(),
-                 tree: ProjectPaths | None = None) -> None:
+                 tree: ProjectPaths | None = None, store: CheckpointStore | None = None) -> None:
         # The tree the agent works in (a slot's worktree with --parallel N, else the project);
         # aidd's own files (logs, prompt, events, status.md) stay in `plan.paths`.
         self.tree = tree or plan.paths
-        self.checkpoints = Checkpointer(plan, journal, clock, self.tree.root)
+        self.checkpoints = Checkpointer(plan, journal, clock, self.tree.root, store)
+        self.parallel = ParallelInfo()  # a slot's feature and the others' (set by run/slots)
         self.plan = plan
         self.journal = journal
         self.interrupt = interrupt
@@ -97,12 +99,14 @@ class IterationRunner:
         self._prepare(state, selection)
         before = self._fingerprint(carried_fingerprint)
         focus = plan.feature_filter.focus if plan.feature_filter is not None else None
-        named = focus.dir_name if focus is not None else None  # --feature
+        named = self.parallel.feature or (  # the slot's own, else --feature's
+            focus.dir_name if focus is not None else None)
         started = started_features(tree)
         at_start = feature_of(named, (), started)
         context = build_context(plan, state.phase, state, number, selection, self.clock.now(),
                                 self._gate_report(),
-                                self._recall(state.phase, selection.kind, at_start), tree)
+                                self._recall(state.phase, selection.kind, at_start), tree,
+                                self.parallel)
         prompt = self._render(state, number, selection, model,
                               plan.renderer.render_prompt(context), at_start)
         nudge = plan.renderer.render_nudge(context.with_nudge(plan.settings.idle_nudge_timeout))

@@ -17,7 +17,8 @@ from aidd.run.preflight import RunPlan
 def build_context(plan: RunPlan, phase: Phase, state: PhaseState, number: int,
                   selection: Selection, now: datetime, gate_report: str,
                   last_attempt: pc.LastAttemptInfo,
-                  tree: ProjectPaths | None = None) -> pc.PromptContext:
+                  tree: ProjectPaths | None = None,
+                  parallel: pc.ParallelInfo | None = None) -> pc.PromptContext:
     """`tree`: where the agent works (a slot's worktree), by default the project."""
     s, paths = plan.settings, tree or plan.paths
     audit = pc.AuditInfo()
@@ -43,6 +44,7 @@ def build_context(plan: RunPlan, phase: Phase, state: PhaseState, number: int,
         severity=severity,
         gate=pc.GateInfo(bool(gate_report), gate_report),
         last_attempt=last_attempt,
+        parallel=parallel or pc.ParallelInfo(),
     )
 
 
