@@ -22,6 +22,26 @@ FINISH_OWN = ("f=$(basename \"$PWD\"); echo \"$f\" > \"$f.txt\"; "
               "> \".automaker/features/$f/feature.json\"")
 WORK: list[dict[str, Any]] = [READ, {"spawn": ["sh", "-c", FINISH_OWN], "wait": True},
                               {"say": "done"}, {"finish": True}]
+# Both agents also write the same new file: the second merge conflicts.
+WORK_SHARED: list[dict[str, Any]] = [
+    READ, {"spawn": ["sh", "-c", "echo \"$(basename \"$PWD\")\" > shared.txt; " + FINISH_OWN],
+           "wait": True}, {"say": "done"}, {"finish": True}]
+# A sent-back feature's next attempt: its work committed, the project's branch merged into its
+# own taking the project's side where both changed a file, the feature finished again.
+GIT = "git -c user.name=agent -c user.email=agent@example.com"
+RESOLVE: list[dict[str, Any]] = [
+    READ, {"spawn": ["sh", "-c", f"git add -A; {GIT} commit -qm wip; "
+                                 f"{GIT} merge -q -X theirs -m merged main; " + FINISH_OWN],
+           "wait": True}, {"say": "done"}, {"finish": True}]
+# The agent leaves a file the gate refuses; then one that removes it.
+WORK_BAD: list[dict[str, Any]] = [
+    READ, {"spawn": ["sh", "-c", "echo bad > bad.txt; " + FINISH_OWN], "wait": True},
+    {"say": "done"}, {"finish": True}]
+FIX: list[dict[str, Any]] = [
+    READ, {"spawn": ["sh", "-c", "rm -f bad.txt; " + FINISH_OWN], "wait": True},
+    {"say": "done"}, {"finish": True}]
+# An attempt that costs $1 and finishes nothing.
+COSTLY: list[dict[str, Any]] = [READ, {"say": "working"}, {"finish": {"cost": 1.0}}]
 # The completion review, in the project: it reads and stops.
 REVIEW: list[dict[str, Any]] = [READ, {"say": "done"}, {"finish": "stop"}, {"exit": 0}]
 
@@ -80,3 +100,84 @@ def test_parallel_needs_a_git_project(run_aidd: RunAidd, env: dict[str, str],
     assert res.err.count("\n") == 1
     assert "--parallel" in res.err
     assert fake_agent.records() == []
+
+
+def test_six_independent_features_at_three_to_73(run_aidd: RunAidd, env: dict[str, str],
+                                                  fake_agent: FakeAgent,
+                                                  tmp_path: Path) -> None:
+    ids = [f"f{n}" for n in range(1, 7)]
+    fake_agent.script(*[WORK] * 6, REVIEW)
+    root = git_project(tmp_path / "proj", ids)
+    res = run_aidd("--project-dir", str(root), "--parallel", "3", *LIMITS, env=env,
+                   timeout=180)
+    assert res.code == 73, res.err + res.out
+    validate_file(root)
+    merged = sorted(m["feature"] for m in events(root, "merge") if m["result"] == "merged")
+    assert merged == ids
+    assert {e["slot"] for e in events(root, "slot_start")} == {1, 2, 3}
+    assert len(fake_agent.records()) == 7  # one attempt per feature, then the review
+    for fid in ids:
+        assert (root / f"{fid}.txt").is_file()
+
+
+def test_a_conflict_is_sent_back_and_then_solved(run_aidd: RunAidd, env: dict[str, str],
+                                                 fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """Both agents write `shared.txt`: the second merge conflicts, the feature goes back open
+    with reason `conflict` in its next prompt; that attempt merges the project's branch into
+    its own (taking the project's side) and the feature is merged."""
+    fake_agent.script(WORK_SHARED, WORK_SHARED, RESOLVE, REVIEW)
+    root = git_project(tmp_path / "proj", ["f1", "f2"])
+    res = run_aidd("--project-dir", str(root), "--parallel", "2", *LIMITS, env=env,
+                   timeout=120)
+    assert res.code == 73, res.err + res.out
+    validate_file(root)
+    merges = [(m["feature"], m["result"], m["reason"]) for m in events(root, "merge")]
+    (first, _, _), (loser, result, reason), (again, last, _) = merges
+    assert (result, reason) == ("conflict", "conflict")
+    assert again == loser != first
+    assert last == "merged"
+    retry = [e for e in events(root, "iteration_start") if e.get("slot")][-1]
+    prompt = (root / ".automaker" / retry["prompt_file"].removeprefix(".automaker/")).read_text()
+    assert f"aidd/{loser} was not merged (conflict" in prompt
+    assert (root / "shared.txt").read_text() == f"{first}\n"  # the project's side kept
+    assert (root / f"{loser}.txt").is_file()
+    assert git(root, "status", "--porcelain", "--untracked-files=no") == ""
+
+
+def test_a_red_merged_gate_is_undone_and_the_feature_sent_back(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """The agent leaves `bad.txt`, which the gate refuses: the merge is undone (the project's
+    branch and checkout back where they were), reason `merge_red`; the next attempt removes it
+    and the merge is kept."""
+    fake_agent.script(WORK_BAD, FIX, REVIEW)
+    root = git_project(tmp_path / "proj", ["f1"])
+    before = git(root, "rev-parse", "HEAD").strip()
+    res = run_aidd("--project-dir", str(root), "--parallel", "2", "--gate",
+                   "test ! -e bad.txt", *LIMITS, env=env, timeout=120)
+    assert res.code == 73, res.err + res.out
+    validate_file(root)
+    merges = [(m["result"], m["reason"], m["commit"]) for m in events(root, "merge")]
+    assert merges[0] == ("merge_red", "merge_red", None)
+    assert merges[1][0] == "merged"
+    assert not (root / "bad.txt").exists()
+    log = git(root, "log", "--first-parent", "--format=%H %s", "main").splitlines()
+    assert [line.split()[0] for line in log][-1] == before
+    assert len(log) == 2  # the red merge left no trace on the project's branch
+
+
+def test_a_budget_stop_stops_every_agent(run_aidd: RunAidd, env: dict[str, str],
+                                         fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """Each attempt costs $1 and finishes nothing; with --max-cost-usd 0.5 the first attempt
+    to end spends it: no attempt starts after the two running, exit 9, both branches kept."""
+    fake_agent.script(COSTLY)
+    root = git_project(tmp_path / "proj", ["f1", "f2", "f3"])
+    res = run_aidd("--project-dir", str(root), "--parallel", "2", "--max-cost-usd", "0.5",
+                   *LIMITS, env=env, timeout=120)
+    assert res.code == 9, res.err + res.out
+    validate_file(root)
+    assert len(fake_agent.records()) == 2
+    (end,) = events(root, "run_end")
+    assert end["reason"] == "budget"
+    branches = git(root, "branch", "--format=%(refname:short)").split()
+    assert sorted(b for b in branches if b.startswith("aidd/")) == ["aidd/f1", "aidd/f2"]
+    assert git(root, "worktree", "list").count("\n") == 1
