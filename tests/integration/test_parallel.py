@@ -11,8 +11,19 @@ from typing import Any
 from tests.conftest import FakeAgent
 from tests.featurefiles import feature
 from tests.gitrepo import git
-from tests.integration.runs import LIMITS, READ, RunAidd, events, onboarded
+from tests.integration.runs import (
+    LIMITS,
+    READ,
+    WIDE_LIMITS,
+    RunAidd,
+    console,
+    events,
+    onboarded,
+    started,
+)
 from tests.integration.test_events_schema import validate_file
+from tests.reliability.harness import running
+from tests.waiting import wait_for
 
 # A slot's agent: it finishes the feature its worktree is named after (`<data>/.../<id>`),
 # marks it verified, adds a file of its own, and says it is done.
@@ -42,6 +53,10 @@ FIX: list[dict[str, Any]] = [
     {"say": "done"}, {"finish": True}]
 # An attempt that costs $1 and finishes nothing.
 COSTLY: list[dict[str, Any]] = [READ, {"say": "working"}, {"finish": {"cost": 1.0}}]
+# Half the work, then silence until aidd is killed.
+HALF: list[dict[str, Any]] = [
+    {"spawn": ["sh", "-c", "echo half > \"$(basename \"$PWD\").half\""], "wait": True},
+    {"line": "working"}, {"sleep": 60}]
 # The completion review, in the project: it reads and stops.
 REVIEW: list[dict[str, Any]] = [READ, {"say": "done"}, {"finish": "stop"}, {"exit": 0}]
 
@@ -181,3 +196,31 @@ def test_a_budget_stop_stops_every_agent(run_aidd: RunAidd, env: dict[str, str],
     branches = git(root, "branch", "--format=%(refname:short)").split()
     assert sorted(b for b in branches if b.startswith("aidd/")) == ["aidd/f1", "aidd/f2"]
     assert git(root, "worktree", "list").count("\n") == 1
+
+
+def test_after_a_kill_9_the_next_run_keeps_the_unmerged_work_and_finishes(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """aidd killed with SIGKILL while two agents work: the agents die with it; the next start
+    commits what each worktree held on its branch, removes the worktrees, names the kept
+    branches, and each feature's next attempt resumes on its branch, to the end (73)."""
+    fake_agent.script(HALF, HALF, WORK, WORK, REVIEW)
+    root = git_project(tmp_path / "proj", ["f1", "f2"])
+    with started(env, tmp_path, "--project-dir", str(root), "--parallel", "2",
+                 *WIDE_LIMITS) as first:
+        wait_for(lambda: len(fake_agent.records()) == 2, 30, "both agents to start")
+        halves = [Path(r["cwd"]) / f"{Path(r['cwd']).name}.half" for r in fake_agent.records()]
+        wait_for(lambda: all(h.exists() for h in halves), 20, "both agents' half work")
+        first.kill()
+        first.wait(timeout=10)
+    for record in fake_agent.records():
+        wait_for(lambda r=record: not running(r["pid"]), 10, "the agents' end with aidd")
+    res = run_aidd("--project-dir", str(root), "--parallel", "2", *LIMITS, env=env, timeout=120)
+    assert res.code == 73, res.err + res.out + console(tmp_path)
+    first_run, cleaned = events(root, "worktrees_cleaned")
+    assert first_run["kept"] == first_run["removed"] == []
+    assert sorted(cleaned["kept"]) == ["aidd/f1", "aidd/f2"]
+    assert sorted(Path(p).name for p in cleaned["removed"]) == ["f1", "f2"]
+    assert "unmerged branches of a stopped run kept" in res.out
+    for fid in ("f1", "f2"):
+        assert (root / f"{fid}.half").read_text() == "half\n"  # the killed run's work, merged
+        assert (root / f"{fid}.txt").is_file()
