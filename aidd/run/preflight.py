@@ -129,8 +129,10 @@ def _worktrees(settings: Settings, paths: ProjectPaths) -> Worktrees | None:
         base = base_dir(paths.root, settings.environ, settings.worktree_dir)
         return Worktrees(paths.root, settings.environ, base)
     except WorktreeError as exc:
-        flag = "--worktree-dir" if "inside the project" in str(exc) else "--parallel"
-        raise UsageError(f"{flag}: {exc}") from None
+        if "inside the project" in str(exc):
+            raise UsageError(f"--worktree-dir: {exc}") from None
+        raise UsageError(f"--parallel {settings.parallel} needs a project at the top of its "
+                         f"own git repository: {exc}") from None
 
 
 def _doctor_checks(settings: Settings, adapter: Adapter) -> list[str]:

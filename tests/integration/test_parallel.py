@@ -113,7 +113,7 @@ def test_parallel_needs_a_git_project(run_aidd: RunAidd, env: dict[str, str],
     res = run_aidd("--project-dir", str(root), "--parallel", "2", *LIMITS, env=env)
     assert res.code == 2
     assert res.err.count("\n") == 1
-    assert "--parallel" in res.err
+    assert "--parallel 2 needs a project at the top of its own git repository" in res.err
     assert fake_agent.records() == []
 
 
@@ -224,3 +224,16 @@ def test_after_a_kill_9_the_next_run_keeps_the_unmerged_work_and_finishes(
     for fid in ("f1", "f2"):
         assert (root / f"{fid}.half").read_text() == "half\n"  # the killed run's work, merged
         assert (root / f"{fid}.txt").is_file()
+
+
+def test_worktrees_inside_the_project_are_refused(run_aidd: RunAidd, env: dict[str, str],
+                                                  fake_agent: FakeAgent, tmp_path: Path) -> None:
+    fake_agent.script(WORK)
+    root = git_project(tmp_path / "proj", ["f1"])
+    res = run_aidd("--project-dir", str(root), "--parallel", "2", "--worktree-dir",
+                   str(root / "trees"), *LIMITS, env=env)
+    assert res.code == 2
+    assert res.err.count("\n") == 1
+    assert "--worktree-dir: worktrees cannot live inside the project" in res.err
+    assert fake_agent.records() == []
+    assert not (root / "trees").exists()
