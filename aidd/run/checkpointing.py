@@ -22,7 +22,9 @@ class Checkpointer:
         self._journal = journal
         self._clock = clock
         self._store: CheckpointStore | None = None
-        self._keep_runs = plan.settings.checkpoint_keep_runs
+        # The project's own checkpointer prunes; a slot's (`store` given) never does, or
+        # several would rewrite the repository's packed refs at once.
+        self._keep_runs = 0 if store is not None else plan.settings.checkpoint_keep_runs
         # Said once, at the first checkpoint the run would have made, so the health verdict
         # names it (the layout check refused the repository: issue 27 item 4).
         self._refused = None if plan.settings.no_checkpoints else plan.checkpoints_refused

@@ -5,6 +5,7 @@ the project, then the single loop's completion review: exit 73."""
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -237,3 +238,28 @@ def test_worktrees_inside_the_project_are_refused(run_aidd: RunAidd, env: dict[s
     assert "--worktree-dir: worktrees cannot live inside the project" in res.err
     assert fake_agent.records() == []
     assert not (root / "trees").exists()
+
+
+def test_a_rate_limit_seen_by_one_agent_pauses_every_slot(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """One agent is rate limited (the fallback: 3 s) while the other finishes: no attempt
+    starts and nothing is merged until the sleep ends; then the limited one's feature is
+    worked again, to the end."""
+    limited: list[dict[str, Any]] = [
+        {"init": True}, {"error": {"name": "APIError", "message": "rate limit exceeded"}}]
+    fake_agent.script(limited, WORK, WORK, REVIEW)
+    root = git_project(tmp_path / "proj", ["f1", "f2"])
+    res = run_aidd("--project-dir", str(root), "--parallel", "2", "--rate-limit-fallback", "3",
+                   *LIMITS, env=env, timeout=120)
+    assert res.code == 73, res.err + res.out
+    validate_file(root)
+    (sleep,) = events(root, "rate_limit_sleep")
+    asleep = datetime.fromisoformat(sleep["ts"])
+    awake = asleep + timedelta(seconds=sleep["seconds"])
+    during = [e for e in events(root) if e["event"] in ("iteration_start", "merge")
+              and asleep < datetime.fromisoformat(e["ts"]) < awake]
+    assert during == []
+    assert sorted(m["feature"] for m in events(root, "merge")) == ["f1", "f2"]
+    assert sleep["feature"] in ("f1", "f2")
+    assert (root / ".automaker" / "iterations" / f"{sleep['number']:03d}.ratelimited.log"
+            ).is_file()
