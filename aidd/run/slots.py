@@ -112,9 +112,9 @@ class Slots:
                 self._fill(state)
             if not self._running:
                 break
-            done = self._done.get()
+            finished = self._finish(state, self._done.get())
             ran += 1
-            end = self._finish(state, done) or end
+            end = end or finished  # the first end stands (a budget, then a later .stop)
         self._close_lanes()
         if self._error is not None:
             raise self._error
