@@ -263,3 +263,32 @@ def test_a_rate_limit_seen_by_one_agent_pauses_every_slot(
     assert sleep["feature"] in ("f1", "f2")
     assert (root / ".automaker" / "iterations" / f"{sleep['number']:03d}.ratelimited.log"
             ).is_file()
+
+
+def test_a_stop_request_ends_every_slot_after_its_attempt(
+        env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """`.stop` while two agents work: both attempts run to their end, no attempt starts after
+    them, exit 6; each slot's work is committed on its kept branch."""
+    wait = {"wait_file": "go", "timeout": 30}
+    slow = [READ, {"spawn": ["sh", "-c", "echo x > \"$(basename \"$PWD\").part\""],
+                   "wait": True}, wait, {"say": "done"}, {"finish": True}]
+    fake_agent.script(slow, slow, WORK)
+    root = git_project(tmp_path / "proj", ["f1", "f2", "f3"])
+    with started(env, tmp_path, "--project-dir", str(root), "--parallel", "2",
+                 *WIDE_LIMITS) as run:
+        wait_for(lambda: len(fake_agent.records()) == 2, 30, "both agents to start")
+        trees = [Path(r["cwd"]) for r in fake_agent.records()]
+        wait_for(lambda: all((t / f"{t.name}.part").exists() for t in trees), 20, "work")
+        (root / ".automaker" / ".stop").write_text("now\n")
+        wait_for(lambda: events(root, "stop_requested"), 20, "the stop to be noticed")
+        for tree in trees:
+            (tree / "go").write_text("")
+        assert run.wait(timeout=60) == 6, console(tmp_path)
+    assert len(fake_agent.records()) == 2
+    ends = events(root, "iteration_end")
+    assert sorted(e["feature"] for e in ends) == ["f1", "f2"]
+    assert {e["result"] for e in ends} == {0}
+    for tree in trees:
+        branch = f"aidd/{tree.name}"
+        assert f"{tree.name}.part" in git(root, "ls-tree", "--name-only", branch)
+        assert not tree.exists()
