@@ -24,6 +24,15 @@ class LastIteration:
 
 
 @dataclass(frozen=True)
+class Lane:
+    """A `--parallel N` slot of the running run, as its newest event tells (issue 29)."""
+
+    slot: int
+    feature: str
+    state: str  # "starting", "attempt NNN running", "between attempts", "merged", ...
+
+
+@dataclass(frozen=True)
 class RunState:
     running: bool | None  # None: the lock names another host, so it cannot be checked
     pid: int | None
@@ -33,6 +42,7 @@ class RunState:
     stop_requested: bool = False  # .automaker/.stop is there (a file, a link or a directory)
     last_run: str | None = None  # the newest run's id
     health: Health | None = None  # the verdict on that run so far
+    lanes: tuple[Lane, ...] = ()  # the running run's slots, with --parallel N > 1
 
 
 def read_run_state(paths: ProjectPaths, now: datetime,
@@ -59,6 +69,7 @@ def read_run_state(paths: ProjectPaths, now: datetime,
         stop_requested=paths.stop.is_symlink() or paths.stop.exists(),
         last_run=last,
         health=health,
+        lanes=_lanes(events, last) if running and last is not None else (),
     )
 
 
@@ -67,6 +78,34 @@ def _last_run(events: list[dict[str, Any]]) -> str | None:
         if event.get("event") == "run_start" and isinstance(event.get("run"), str):
             return str(event["run"])
     return None
+
+
+def _lanes(events: list[dict[str, Any]], run: str) -> tuple[Lane, ...]:
+    """Each slot's feature and state: the newest of the run's events tagged with it."""
+    lanes: dict[int, Lane] = {}
+    for event in events:
+        slot, feature = _int(event.get("slot")), _str(event.get("feature"))
+        if event.get("run") != run or slot is None or feature is None:
+            continue
+        state = _lane_state(event)
+        if state is not None:
+            lanes[slot] = Lane(slot, feature, state)
+    return tuple(lanes[slot] for slot in sorted(lanes))
+
+
+_LANE_STATES = {"slot_start": "starting", "iteration_end": "between attempts",
+                "rate_limit_sleep": "rate limited"}
+
+
+def _lane_state(event: dict[str, Any]) -> str | None:
+    kind = event.get("event")
+    if kind == "iteration_start":
+        number = _int(event.get("number"))
+        return f"attempt {number:03d} running" if number is not None else "working"
+    if kind == "merge":
+        reason = _str(event.get("reason"))
+        return "merged" if reason is None else f"sent back ({reason})"
+    return _LANE_STATES.get(kind) if isinstance(kind, str) else None
 
 
 def _paused_until(events: list[dict[str, Any]], pid: int | None, now: datetime) -> str | None:

@@ -76,6 +76,8 @@ def _todo_json(todo: TodoReport) -> dict[str, Any]:
 
 def _run_json(run: RunState) -> dict[str, Any]:
     last = run.last_iteration
+    lanes = [{"slot": lane.slot, "feature": lane.feature, "state": lane.state}
+             for lane in run.lanes]
     return {
         "running": run.running,
         "pid": run.pid,
@@ -90,4 +92,5 @@ def _run_json(run: RunState) -> dict[str, Any]:
             "outcome": last.outcome,
             "ended_at": last.ended_at,
         },
+        **({"lanes": lanes} if lanes else {}),  # --parallel N > 1 only: N = 1 as before
     }

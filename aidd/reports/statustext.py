@@ -127,6 +127,7 @@ def _run(run: RunState) -> list[str]:
     if run.health is not None:  # the newest run's verdict, its reasons with their next step
         lines.append(f"Health of the last run: {run.health.line}.")
         lines += [f"- {reason.what}; next: {reason.next}" for reason in run.health.reasons]
+    lines += [f"Slot {lane.slot}: {lane.feature}, {lane.state}." for lane in run.lanes]
     last = run.last_iteration
     if last is not None:
         lines.append(
