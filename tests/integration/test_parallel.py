@@ -9,6 +9,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import FakeAgent
 from tests.featurefiles import feature
 from tests.gitrepo import git
@@ -62,22 +64,28 @@ HALF: list[dict[str, Any]] = [
 REVIEW: list[dict[str, Any]] = [READ, {"say": "done"}, {"finish": "stop"}, {"exit": 0}]
 
 
-def git_project(root: Path, ids: list[str]) -> Path:
+def git_project(root: Path, ids: list[str], tracked: bool = True) -> Path:
+    """A git project on `main` with a backlog feature per id; `tracked`: `.automaker/` is in
+    the repository (else ignored: the feature files travel by copy, docs/parallel.md)."""
     (root / "src").mkdir(parents=True)
     (root / "src" / "app.py").write_text("print('app')\n")
     onboarded(root)
     for fid in ids:
         feature(root, fid)
+    if not tracked:
+        (root / ".gitignore").write_text(".automaker/\n")
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-qm", "first")
     return root
 
 
+@pytest.mark.parametrize("tracked", [True, False], ids=["tracked", "ignored"])
 def test_two_agents_finish_two_features_to_73(run_aidd: RunAidd, env: dict[str, str],
-                                               fake_agent: FakeAgent, tmp_path: Path) -> None:
+                                               fake_agent: FakeAgent, tmp_path: Path,
+                                               tracked: bool) -> None:
     fake_agent.script(WORK, WORK, REVIEW)
-    root = git_project(tmp_path / "proj", ["f1", "f2"])
+    root = git_project(tmp_path / "proj", ["f1", "f2"], tracked)
     res = run_aidd("--project-dir", str(root), "--parallel", "2", *LIMITS, env=env,
                    timeout=120)
     assert res.code == 73, res.err + res.out
