@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import os
 from collections.abc import Callable
@@ -51,6 +52,14 @@ class EventLog:
         # Told each record before its line is written (the notifications: aidd/run/alarms.py);
         # a listener must return at once, and one that fails is skipped.
         self.listeners: list[Callable[[dict[str, Any]], None]] = []
+        self.tags: dict[str, Any] = {}  # added to every event (a --parallel slot's)
+
+    def tagged(self, **tags: Any) -> EventLog:
+        """The same log (file, run, clock, listeners), each event carrying `tags`: a
+        --parallel slot's `slot` and `feature` (docs/events.md)."""
+        other = copy.copy(self)
+        other.tags = {**self.tags, **tags}
+        return other
 
     def emit(self, event: str, **fields: Any) -> None:
         record: dict[str, Any] = {
@@ -59,6 +68,7 @@ class EventLog:
             "run": self.run_id,
             "event": event,
             **fields,
+            **self.tags,
         }
         for listener in list(self.listeners):
             with contextlib.suppress(Exception):  # never fatal (issue 16): the line is written

@@ -94,6 +94,11 @@ OPTIONS: tuple[Option, ...] = (
            "in-progress (default: --model)"),
     Option("code-model", Kind.MODEL, None, _P, "model for coding and directive (default: --model)"),
     Option("audit-model", Kind.MODEL, None, _P, "model for audits (default: the code model)"),
+    Option("parallel", Kind.INT, 1, _P, "work up to N features at once, each by its own agent in "
+           "its own git worktree, merged through a gated queue (needs a git project)",
+           minimum=1),
+    Option("worktree-dir", Kind.PATH, None, _P, "where --parallel's worktrees live (default: "
+           "the user's data directory; never inside the project)"),
     Option("prompt", Kind.TEXT, None, _M, "directive mode: send TEXT verbatim (beats other modes)"),
     Option("todo", Kind.SWITCH, False, _M, "TODO mode: work through .automaker/todo.md"),
     Option("validate", Kind.SWITCH, False, _M, "validate mode: re-verify passing features"),

@@ -63,6 +63,8 @@ class Settings:
     init_model: str | None
     code_model: str | None
     audit_model: str | None
+    parallel: int  # agents at once on the project (issue 29); 1: one, as before
+    worktree_dir: Path | None  # None: under the user's data directory
     prompt: str | None
     todo: bool
     validate: bool

@@ -70,6 +70,9 @@ def _check_project_values(path: Path, values: dict[str, Any], user: dict[str, An
             _check_project_budget(path, name, value, user.get(name), hint)
         if name == "gate":
             _check_project_gate(path, value, user.get("gate"), hint)
+        if name == "parallel" and value > user.get(name, 1):  # N agents cost N times an hour
+            raise UsageError(f"{path}: key 'parallel: {value}' runs more agents at once than "
+                             f"you set{hint}")
         if name == "gate-revert-passes" and not value and user.get(name):
             raise UsageError(f"{path}: key 'gate-revert-passes: false' loosens the gate{hint}")
 

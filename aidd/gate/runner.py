@@ -17,7 +17,7 @@ from aidd.gate.commands import GateCommand
 from aidd.gate.junit import JunitError, failing_tests
 from aidd.logs.cleaning import clean_bytes
 from aidd.session import proctree
-from aidd.session.orphans import child_environment
+from aidd.session.orphans import child_environment, other_attempts
 
 TAIL_LINES = 60  # what a red gate's summary shows the agent
 _TAIL_BYTES = 64 * 1024
@@ -83,7 +83,7 @@ def _run_command(command: GateCommand, req: GateRequest, log_fd: int) -> Command
     clock = req.clock
     write_all(log_fd, f"=== gate {command.name}: {command.run}\n".encode())
     report = _report_stat(req.root, command)
-    scope = proctree.TreeScope()
+    scope = proctree.TreeScope(foreign=lambda: other_attempts(req.env, None))
     start = clock.monotonic()
     proc = subprocess.Popen(
         ["/bin/sh", "-c", command.run], cwd=req.root, env=child_environment(req.env),

@@ -113,6 +113,9 @@ class CheckpointStore:
         self._last_tree: str | None = None  # and its tree
         self._diffed: tuple[str | None, str, list[str]] | None = None  # the last diff-tree run
         self._hidden: tuple[tuple[object, ...], tuple[str, ...]] | None = None  # _hidden_metadata
+        # A worktree's index goes after each checkpoint: its agent's own `git add -A` would
+        # commit it on the branch, and a merge would bring it into the project.
+        self._transient = False
 
     @classmethod
     def of_worktree(cls, work_tree: Path, git_dir: Path, common_dir: Path,
@@ -123,6 +126,7 @@ class CheckpointStore:
         store = cls(work_tree, "", environ)
         store._repo = _Repo(git_dir, work_tree, private=False, common_dir=common_dir,
                             holder=common_dir.parent)
+        store._transient = True
         return store
 
     @property
@@ -150,6 +154,13 @@ class CheckpointStore:
         return None
 
     def record(self, label: str) -> Checkpoint:
+        try:
+            return self._record(label)
+        finally:
+            if self._transient and os.path.lexists(self.root / INDEX):
+                unlink(self.root, self.root / INDEX)
+
+    def _record(self, label: str) -> Checkpoint:
         env = self.git_at(self.root / INDEX)
         tree = self.tree(self.root / INDEX)
         ref = f"{REF_ROOT}/{self.run_id}/{label}"

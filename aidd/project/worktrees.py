@@ -129,6 +129,12 @@ class Worktrees:
             self._out("worktree", "add", "--quiet", "--detach", str(path), start)
         return self._found(QUEUE, path)
 
+    def drop_queue(self) -> None:
+        """The merge queue's worktree removed, when the slots are done (made again on use)."""
+        path = self.base / QUEUE
+        if path in self.registered():
+            self._out("worktree", "remove", "--force", str(path))
+
     def listed(self) -> list[Worktree]:
         """The features' worktrees under this project's folder, whatever their branch."""
         trees = []

@@ -139,6 +139,16 @@ class GateInfo:
 
 
 @dataclass(frozen=True)
+class ParallelInfo:
+    """`parallel.*` (--parallel N > 1, issue 29): the one feature this agent owns, in its own
+    worktree, and the others being worked elsewhere at the same time; empty with N = 1."""
+
+    feature: str = ""  # its feature folder
+    feature_id: str = ""  # its id, which names the branch `aidd/<id>`
+    others: tuple[str, ...] = ()  # the feature folders other agents work now
+
+
+@dataclass(frozen=True)
 class LastAttemptInfo:
     """`last_attempt.*` (issue 32): the previous attempt at the same work, when it did not
     succeed, and how the previous run ended when it did not end cleanly; empty otherwise."""
@@ -192,6 +202,7 @@ class PromptContext:
     nudge_silence: int = 0
     gate: GateInfo = GateInfo()
     last_attempt: LastAttemptInfo = LastAttemptInfo()
+    parallel: ParallelInfo = ParallelInfo()
 
     def with_nudge(self, silence_s: int) -> PromptContext:
         return replace(self, nudge_silence=silence_s)
@@ -218,6 +229,7 @@ class PromptContext:
             "nudge": Namespace("nudge", {"silence": self.nudge_silence}),
             "gate": _convert("gate", self.gate),
             "last_attempt": _convert("last_attempt", self.last_attempt),
+            "parallel": _convert("parallel", self.parallel),
         }
 
 

@@ -78,17 +78,23 @@ def read_run_state(paths: ProjectPaths, now: datetime,
 
 
 def _lanes(events: list[dict[str, Any]]) -> tuple[Lane, ...]:
-    """Each slot's latest attempt (its `iteration_start`), and whether it ended yet. One look
+    """Each slot's latest attempt (its `iteration_start`; a `slot_start` names its next
+    feature before the attempt), and whether it ended yet. One look
     at each event's name first: 20,000 events cost ~15 ms."""
     started: dict[int, dict[str, Any]] = {}
     ended: dict[int, dict[str, Any]] = {}
     for event in events:
         kind = event.get("event")
-        if kind not in ("iteration_start", "iteration_end"):  # a tuple: a list is no crash
+        if kind not in ("iteration_start", "iteration_end", "slot_start"):  # a list: no crash
             continue
         slot = slot_of(event)
-        if slot is not None:
-            (started if kind == "iteration_start" else ended)[slot] = event
+        if slot is None:
+            continue
+        if kind == "iteration_end":
+            ended[slot] = event
+        else:  # a slot_start: a new feature, no attempt of it yet
+            started[slot] = event
+            ended.pop(slot, None)
     lanes = []
     for slot in sorted(started):
         begun, end = started[slot], ended.get(slot)

@@ -95,11 +95,11 @@ class Alarms:
 
     # -- from the run's thread: an event ----------------------------------------------------------
     def _on_event(self, record: Mapping[str, Any]) -> None:
-        with self._lock:
+        with self._lock:  # --parallel: the slots' threads emit too; the rules keep counts
             if record.get("event") == "run_end":
                 self._ended = True  # before its line is written: its notes are the last
-        for target, note in self._rules.notes(record):
-            self._send(job(target, note, str(self.plan.paths.root), self._host))
+            for target, note in self._rules.notes(record):
+                self._send(job(target, note, str(self.plan.paths.root), self._host))
 
     def _send(self, item: Mapping[str, Any]) -> None:
         """`keep`: where the worker writes a failure nobody hears any more (aidd ended or

@@ -4,6 +4,8 @@ the run; after one, the run goes on without them (issue 15)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from aidd.clock import Clock
 from aidd.project.checkpoints import Checkpoint, CheckpointError, CheckpointStore
 from aidd.run.journal import Journal
@@ -13,17 +15,22 @@ REFUSED = "refused"  # checkpoint_failed's label when the repository's layout re
 
 
 class Checkpointer:
-    def __init__(self, plan: RunPlan, journal: Journal, clock: Clock) -> None:
+    def __init__(self, plan: RunPlan, journal: Journal, clock: Clock,
+                 root: Path | None = None, store: CheckpointStore | None = None) -> None:
+        """`root`: the tree the agent works in, by default the project; `store`: a slot's
+        worktree's, its git directories named by aidd (project/worktrees)."""
         self._journal = journal
         self._clock = clock
         self._store: CheckpointStore | None = None
-        self._keep_runs = plan.settings.checkpoint_keep_runs
+        # The project's own checkpointer prunes; a slot's (`store` given) never does, or
+        # several would rewrite the repository's packed refs at once.
+        self._keep_runs = 0 if store is not None else plan.settings.checkpoint_keep_runs
         # Said once, at the first checkpoint the run would have made, so the health verdict
         # names it (the layout check refused the repository: issue 27 item 4).
         self._refused = None if plan.settings.no_checkpoints else plan.checkpoints_refused
         if not plan.settings.no_checkpoints and plan.checkpoints_refused is None:
-            self._store = CheckpointStore(plan.paths.root, journal.events.run_id,
-                                          plan.settings.environ)
+            self._store = store or CheckpointStore(root or plan.paths.root,
+                                                   journal.events.run_id, plan.settings.environ)
 
     def record(self, number: int, suffix: str = "") -> Checkpoint | None:
         """The checkpoint, or None when checkpoints are off or this one failed."""

@@ -67,6 +67,14 @@ class Gatekeeper:
             self._passed_under_red(verdict)
         return True
 
+    def merged(self, number: int) -> bool:
+        """--parallel: the gate on a merge in the project's checkout, against the baseline
+        (docs/parallel.md); green when it found no new failure, or there is no gate."""
+        if not self.enabled:
+            return True
+        self._last_attempt = number
+        return not self._check(number).red
+
     def holds_completion(self) -> bool:
         """Completion needs a gate without new failures over the newest work: the gate runs
         again when an attempt ran since it last did."""

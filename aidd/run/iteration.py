@@ -15,12 +15,13 @@ from aidd.fsio import write_atomic
 from aidd.logs.extract import write_extraction
 from aidd.project.activity import FileActivity
 from aidd.project.attemptfeature import feature_of, features_changed, started_features
+from aidd.project.checkpoints import CheckpointStore
 from aidd.project.detect import Origin, onboarding_complete
 from aidd.project.fingerprint import fingerprint
 from aidd.project.paths import ProjectPaths
 from aidd.project.scaffold import copy_artifacts, copy_spec
 from aidd.project.sync import sync_lists
-from aidd.prompts.context import LastAttemptInfo
+from aidd.prompts.context import LastAttemptInfo, ParallelInfo
 from aidd.prompts.select import CascadeState, PromptKind, Selection, choose_model, select_prompt
 from aidd.reports.status import refresh_status_file
 from aidd.run import nowork
@@ -60,8 +61,13 @@ class IterationRunner:
                  run_attempt: RunAttempt, gate_report: Callable[[], str] = str,
                  deadline_s: float | None = None,
                  files: Callable[[], FileActivity | None] = lambda: None,
-                 recall: Recall = lambda phase, kind, feature: LastAttemptInfo()) -> None:
-        self.checkpoints = Checkpointer(plan, journal, clock)
+                 recall: Recall = lambda phase, kind, feature: LastAttemptInfo(),
+                 tree: ProjectPaths | None = None, store: CheckpointStore | None = None) -> None:
+        # The tree the agent works in (a slot's worktree with --parallel N, else the project);
+        # aidd's own files (logs, prompt, events, status.md) stay in `plan.paths`.
+        self.tree = tree or plan.paths
+        self.checkpoints = Checkpointer(plan, journal, clock, self.tree.root, store)
+        self.parallel = ParallelInfo()  # a slot's feature and the others' (set by run/slots)
         self.plan = plan
         self.journal = journal
         self.interrupt = interrupt
@@ -78,8 +84,8 @@ class IterationRunner:
         """`carried_fingerprint`: the tree as the previous stuck check saw it, if one just ran
         (one git call less); what sync writes after it counts as this attempt's change, so it
         never makes a false stuck."""
-        plan, journal = self.plan, self.journal
-        sync_messages = sync_lists(plan.paths.root, aidd_home=plan.settings.aidd_home,
+        plan, journal, tree = self.plan, self.journal, self.tree
+        sync_messages = sync_lists(tree.root, aidd_home=plan.settings.aidd_home,
                                    xdg_config_home=plan.settings.xdg_config_home,
                                    home=plan.settings.home).messages
         selection = select_prompt(self._cascade(state, completion_review))
@@ -93,20 +99,22 @@ class IterationRunner:
         self._prepare(state, selection)
         before = self._fingerprint(carried_fingerprint)
         focus = plan.feature_filter.focus if plan.feature_filter is not None else None
-        named = focus.dir_name if focus is not None else None  # --feature
-        started = started_features(plan.paths)
+        named = self.parallel.feature or (  # the slot's own, else --feature's
+            focus.dir_name if focus is not None else None)
+        started = started_features(tree)
         at_start = feature_of(named, (), started)
         context = build_context(plan, state.phase, state, number, selection, self.clock.now(),
                                 self._gate_report(),
-                                self._recall(state.phase, selection.kind, at_start))
+                                self._recall(state.phase, selection.kind, at_start), tree,
+                                self.parallel)
         prompt = self._render(state, number, selection, model,
                               plan.renderer.render_prompt(context), at_start)
         nudge = plan.renderer.render_nudge(context.with_nudge(plan.settings.idle_nudge_timeout))
         start = self.checkpoints.record(number)
-        was = nowork.look_before(plan.paths.root, plan.settings.environ, start, before)
+        was = nowork.look_before(tree.root, plan.settings.environ, start, before)
         outcome = self._run_attempt(self._request(state, number, selection, model, prompt, nudge))
         end = self.checkpoints.record(number, "-end")
-        outcome = nowork.judge(plan.paths.root, plan.settings.environ, journal, outcome, was,
+        outcome = nowork.judge(tree.root, plan.settings.environ, journal, outcome, was,
                                end)
         cost = attempt_cost(outcome.tokens, outcome.cost_usd, outcome.model or model,
                             refused=dict(outcome.refused).get(COST_FIELD))
@@ -120,7 +128,7 @@ class IterationRunner:
                        end.tree if end is not None else None)
 
     def _cascade(self, state: PhaseState, completion_review: bool) -> CascadeState:
-        kind, paths = state.phase.kind, self.plan.paths
+        kind, paths = state.phase.kind, self.tree
         return CascadeState(
             mode=self.plan.mode,
             audit_phase=kind.audits,
@@ -135,7 +143,7 @@ class IterationRunner:
         """The files the prompt will name: artifacts from templates, the spec for an
         initializer, the audit's definitions, the CLI's own settings, a fresh status.md."""
         plan, journal = self.plan, self.journal
-        paths, spec = plan.paths, plan.settings.spec
+        paths, spec = self.tree, plan.settings.spec
         for name in copy_artifacts(paths):
             journal.say(f"created .automaker/{name} from the template")
         if spec is not None and _takes_spec(selection.kind, paths) and copy_spec(spec, paths):
@@ -144,7 +152,7 @@ class IterationRunner:
             copy_definitions(state.phase.audit, paths)
         for file, warning in plan.adapter.prepare_project(paths.root):
             journal.warn(warning, file=file)
-        refresh_status_file(paths, plan.feature_filter, self.clock.now())
+        refresh_status_file(plan.paths, plan.feature_filter, self.clock.now())
 
     def _fingerprint(self, carried: str | None) -> str | None:
         """Stuck detection runs only without --max-iterations (SUP-70)."""
@@ -152,7 +160,7 @@ class IterationRunner:
             return None
         if carried is not None:
             return carried
-        return fingerprint(self.plan.paths.root, self.plan.settings.environ)
+        return fingerprint(self.tree.root, self.plan.settings.environ)
 
     def _render(self, state: PhaseState, number: int, selection: Selection, model: str | None,
                 text: str, feature: str | None) -> str:
@@ -176,7 +184,7 @@ class IterationRunner:
         log = self.journal.log
         assert log is not None  # opened by `run`
         return AttemptRequest(
-            adapter=plan.adapter, binary=plan.binary, project_dir=plan.paths.root,
+            adapter=plan.adapter, binary=plan.binary, project_dir=self.tree.root,
             prompt=prompt, model=model, env=s.environ, prompt_kind=selection.kind.value,
             audit_name=state.phase.audit.name if state.phase.audit is not None else None,
             timeout_s=float(s.timeout), idle_timeout_s=float(s.idle_timeout),

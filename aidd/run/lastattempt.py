@@ -165,6 +165,20 @@ def summarise(attempt: Attempt, gate_failures: tuple[str, ...], root: Path,
     return replace(info, handoff=True, plan=hand.plan, last_message=hand.message)
 
 
+def merge_refused(number: int, reason: str, why: str, branch: str,
+                  onto: str) -> LastAttemptInfo:
+    """A finished feature whose branch the merge queue sent back (--parallel, reason
+    `conflict` or `merge_red`): what its next attempt is told."""
+    advice = (f"merge the project's commit {onto} into {branch} (`git merge {onto}`), resolve "
+              "the conflicts keeping both sides' intent, and finish the feature again"
+              if reason == "conflict" else
+              f"the project's gate was red on the merge of {branch} into {onto}: merge "
+              f"{onto} into your branch, run the checks, fix what fails, and finish again")
+    return LastAttemptInfo(failed=True, number=number, ending=f"its feature was done, but "
+                           f"{branch} was not merged ({reason}: {_line(why, 300)})",
+                           advice=advice)
+
+
 class AttemptMemory:
     """The newest attempt at each work and at each feature, while it did not succeed; the
     features set aside; and, for the run's first prompt only, how the previous run ended."""

@@ -88,6 +88,8 @@ class MergeQueue:
             done = MergeReport(fid, report.end, report.why)
             if done.sent_back:
                 self.reasons[fid] = done
+            else:  # nothing new to merge: the work is the project's already, the verdict too
+                self._carry_back(finished)
             return done
         self.reasons.pop(fid, None)
         self._carry_back(finished)

@@ -32,6 +32,7 @@ from aidd.project.filters import FeatureFilter
 from aidd.project.lockfile import ProjectLock
 from aidd.project.paths import ProjectPaths, check_layout
 from aidd.project.scaffold import SPEC_LIMIT, spec_differs
+from aidd.project.worktrees import WorktreeError, Worktrees, base_dir
 from aidd.prompts import context as pc
 from aidd.prompts.render import PromptRenderer
 from aidd.prompts.select import Mode, ModelOptions, PromptKind, choose_mode
@@ -66,6 +67,7 @@ class RunPlan:
     # outside the project), or None.
     checkpoints_refused: str | None = None
     previous_run: PreviousRun | None = None  # how the run before this one ended (issue 32)
+    worktrees: Worktrees | None = None  # --parallel N > 1: the project's worktrees (issue 29)
 
     @property
     def models(self) -> ModelOptions:
@@ -81,6 +83,7 @@ def prepare_run(settings: Settings, paths: ProjectPaths, feature_filter: Feature
     binary = _find_binary(adapter.binary, settings.environ)
     warnings.extend(_doctor_checks(settings, adapter))
     _check_project_dir(paths.root)
+    _worktrees(settings, paths)  # refused now, before the CLI's version is probed
     origin = detect_origin(paths)
     warnings.extend(_check_spec(settings, paths, origin, audit_run=bool(audit_queue)))
     renderer = _compiled_renderer(settings, paths, adapter, clock)
@@ -98,6 +101,7 @@ def prepare_run(settings: Settings, paths: ProjectPaths, feature_filter: Feature
     started = clock.now()
     mark = new_mark()
     settings = replace(settings, environ={**settings.environ, MARK_VAR: mark})
+    worktrees = _worktrees(settings, paths)  # its git runs carry the mark, as aidd's do
     check_layout(paths)
     lock = _claim_project(paths, started, settings, mark)
     previous = name_feature(read_previous_run(paths.events, paths.root, procfs.boot_time()),
@@ -115,7 +119,22 @@ def prepare_run(settings: Settings, paths: ProjectPaths, feature_filter: Feature
         warnings.append(f"{refused}: no checkpoint in this run (and no --rollback to it)")
     return RunPlan(settings, paths, feature_filter, adapter, binary, cli_version, audit_queue,
                    post_audits, origin, renderer, lock, started, mode, conflict, nudge_s,
-                   tuple(warnings), refused, previous)
+                   tuple(warnings), refused, previous, worktrees)
+
+
+def _worktrees(settings: Settings, paths: ProjectPaths) -> Worktrees | None:
+    """--parallel N > 1 needs the project at the top of its own git repository, and its
+    worktrees outside it (docs/parallel.md); checked before anything is written."""
+    if settings.parallel <= 1:
+        return None
+    try:
+        base = base_dir(paths.root, settings.environ, settings.worktree_dir)
+        return Worktrees(paths.root, settings.environ, base)
+    except WorktreeError as exc:
+        if "inside the project" in str(exc):
+            raise UsageError(f"--worktree-dir: {exc}") from None
+        raise UsageError(f"--parallel {settings.parallel} needs a project at the top of its "
+                         f"own git repository: {exc}") from None
 
 
 def _doctor_checks(settings: Settings, adapter: Adapter) -> list[str]:

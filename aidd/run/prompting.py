@@ -7,6 +7,7 @@ from datetime import datetime
 from aidd import __version__
 from aidd.audits.definitions import audit_info, severity_reference
 from aidd.project.filters import FeatureFilter
+from aidd.project.paths import ProjectPaths
 from aidd.prompts import context as pc
 from aidd.prompts.select import Selection
 from aidd.run.phases import Phase, PhaseState
@@ -15,8 +16,11 @@ from aidd.run.preflight import RunPlan
 
 def build_context(plan: RunPlan, phase: Phase, state: PhaseState, number: int,
                   selection: Selection, now: datetime, gate_report: str,
-                  last_attempt: pc.LastAttemptInfo) -> pc.PromptContext:
-    s, paths = plan.settings, plan.paths
+                  last_attempt: pc.LastAttemptInfo,
+                  tree: ProjectPaths | None = None,
+                  parallel: pc.ParallelInfo | None = None) -> pc.PromptContext:
+    """`tree`: where the agent works (a slot's worktree), by default the project."""
+    s, paths = plan.settings, tree or plan.paths
     audit = pc.AuditInfo()
     severity = ""
     if phase.audit is not None:
@@ -24,7 +28,7 @@ def build_context(plan: RunPlan, phase: Phase, state: PhaseState, number: int,
         severity = severity_reference(paths)
     return pc.PromptContext(
         aidd_version=__version__,
-        project=pc.ProjectInfo(str(paths.root), paths.root.name),
+        project=pc.ProjectInfo(str(paths.root), plan.paths.root.name),
         cli=pc.CliInfo(plan.adapter.name, plan.adapter.display_name),
         kind=selection.kind,
         paths=pc.PromptPaths.from_project(paths),
@@ -40,6 +44,7 @@ def build_context(plan: RunPlan, phase: Phase, state: PhaseState, number: int,
         severity=severity,
         gate=pc.GateInfo(bool(gate_report), gate_report),
         last_attempt=last_attempt,
+        parallel=parallel or pc.ParallelInfo(),
     )
 
 

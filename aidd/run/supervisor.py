@@ -17,6 +17,7 @@ from aidd.events import EventLog, make_run_id
 from aidd.fsio import UnsafePathError
 from aidd.gate.runner import run_gate
 from aidd.project.completion import evaluate, unfixed_findings
+from aidd.prompts.select import Mode
 from aidd.run import decisions
 from aidd.run.auditphase import record_findings, start_phase
 from aidd.run.budgeting import BudgetKeeper
@@ -29,6 +30,7 @@ from aidd.run.lifecycle import Lifecycle
 from aidd.run.outcomes import COMPLETED, DONE, Counters, EndReason, RunEnd
 from aidd.run.phases import Phase, PhaseEnd, PhaseKind, PhaseState
 from aidd.run.preflight import RunPlan
+from aidd.run.slots import Shared, Slots
 from aidd.run.statusline import StatusLine
 from aidd.session.orphans import sweep_run
 from aidd.session.outcome import Outcome
@@ -60,6 +62,10 @@ class Supervisor:
                                           lambda: self.gates.report, self.budget.deadline_s,
                                           lambda: self.life.files, self.memory.recall)
         self.fingerprint: str | None = None  # the tree at the last stuck check
+        self.slots: Slots | None = None  # --parallel N > 1 (issue 29)
+        if plan.worktrees is not None and plan.mode is Mode.DEFAULT:
+            self.slots = Slots(plan, plan.worktrees, self.journal, clock, attempt, Shared(
+                self.life, self.counters, self.budget, self.gates, self.memory, self.circular))
 
     # -- the run -------------------------------------------------------------------------
     def run(self) -> int:
@@ -170,8 +176,11 @@ class Supervisor:
                 return stop
             check = decisions.precheck(self.plan, self.journal, self.counters, state,
                                        self.clock.now(), self.gates.holds_completion)
-            if check.end is not None:
-                return self._unless_set_aside(check.end)
+            end, ran = (check.end, 0) if check.end is not None else self._parallel(state)
+            if end is not None:
+                return self._unless_set_aside(end)
+            if ran:
+                continue  # slots worked: completion and the next work are decided again
             if (spent := self._budget_and_pace()) is not None:
                 return spent
             state.index += 1
@@ -183,6 +192,13 @@ class Supervisor:
             if end is not None:
                 return end
         return PhaseEnd.MAX_ITERATIONS
+
+    def _parallel(self, state: PhaseState) -> tuple[PhaseEnd | RunEnd | None, int]:
+        """--parallel N: the features that can be worked at once (run/slots); the single loop
+        goes on with the rest (the completion review, what no slot may take)."""
+        if self.slots is None or state.phase.kind is not PhaseKind.MAIN:
+            return None, 0
+        return self.slots.run(state)
 
     def _attempt(self, state: PhaseState, completion_review: bool) -> Attempt | RunEnd:
         """Run the attempt again after each rate-limit sleep: a limited attempt does not

@@ -99,6 +99,23 @@ def in_flight_attempts(events_path: Path, root: Path) -> set[str]:
     return started
 
 
+def of_attempt(environ: Mapping[str, str], number: int) -> list[int]:
+    """Processes carrying the run's mark and attempt `number`, wherever they went."""
+    found = find_marked(environ.get(MARK_VAR, ""))
+    return [o.pid for o in found if o.iteration == str(number)]
+
+
+def other_attempts(environ: Mapping[str, str], number: int | None) -> set[int]:
+    """Processes carrying the run's mark that belong to another attempt than `number` (None:
+    to any attempt; an int: aidd's own commands too, which carry no attempt): never adopted
+    orphans of this one, though aidd is their parent (--parallel N, docs/parallel.md)."""
+    mark = environ.get(MARK_VAR, "")
+    if not mark:
+        return set()
+    own = None if number is None else str(number)
+    return {found.pid for found in find_marked(mark) if found.iteration != own}
+
+
 def _kill(mark: str, clock: Clock, select: Callable[[Marked], bool],
           grace_s: float) -> list[ProcInfo]:
     scan = proctree.carrier_scan(MARK_VAR, mark, lambda c: select(_marked(c)))

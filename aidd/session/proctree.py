@@ -107,21 +107,25 @@ def carrier_scan(name: str, value: str, select: Callable[[procfs.Carrier], bool]
 class TreeScope:
     """Remembers aidd's children before the agent starts, so children adopted later (through
     the subreaper) are known to come from the agent's tree. `marked` names the processes that
-    carry the attempt's mark (aidd.session.orphans), wherever they went."""
+    carry the attempt's mark (aidd.session.orphans), wherever they went; `foreign` the ones
+    that are aidd's own children yet not this scope's: with --parallel N, another slot's
+    agent and aidd's own git, started on other threads meanwhile."""
 
-    def __init__(self, marked: Callable[[], Iterable[int]] = tuple) -> None:
+    def __init__(self, marked: Callable[[], Iterable[int]] = tuple,
+                 foreign: Callable[[], Iterable[int]] = tuple) -> None:
         self._me = os.getpid()
         self._before = {pid for pid, row in _table().items() if row.ppid == self._me}
         self._marked = marked
+        self._foreign = foreign
         self._handles = _Handles()
 
     def snapshot(self, root_pid: int) -> list[psutil.Process]:
         """The agent, its process group and session, adopted orphans, marked processes, and
         the descendants of all of them. One pass over the process table."""
         table = _table()
+        adopted = self._adopted(table)
         seeds = {pid for pid, row in table.items()
-                 if root_pid in (row.group, row.session)
-                 or (row.ppid == self._me and pid not in self._before)}
+                 if root_pid in (row.group, row.session) or pid in adopted}
         seeds.update(self._marked())
         seeds.add(root_pid)
         members = _with_descendants(seeds, table) - {self._me, 0, 1}
@@ -137,8 +141,15 @@ class TreeScope:
         adopted since it started; None where /proc cannot list children (issue 17)."""
         if not procfs.children_known():
             return None
-        adopted = [pid for pid in procfs.children(self._me) if pid not in self._before]
-        return procfs.tree_cpu_s([root_pid, *adopted])
+        new = [pid for pid in procfs.children(self._me) if pid not in self._before]
+        foreign = set(self._foreign()) if new else set()
+        return procfs.tree_cpu_s([root_pid, *(pid for pid in new if pid not in foreign)])
+
+    def _adopted(self, table: dict[int, procfs.Row]) -> set[int]:
+        """aidd's children since the scope began, but the foreign ones."""
+        new = {pid for pid, row in table.items()
+               if row.ppid == self._me and pid not in self._before}
+        return new - set(self._foreign()) if new else new
 
 
 class _Handles:

@@ -63,7 +63,8 @@ class _Attempt:
         self.env = self.adapter.environment(orphans.child_environment(request.env), AgentContext(
             request.project_dir, request.number, request.prompt_kind, request.audit_name,
             __version__))
-        self.scope = proctree.TreeScope(self._marked)
+        self.scope = proctree.TreeScope(
+            self._marked, lambda: orphans.other_attempts(self.env, request.number))
         self.liveness = self._liveness() if request.liveness == "signals" else None
         self.proc = self._spawn(self.adapter.argv(request.binary, request.model),
                                 self.adapter.encode_prompt(request.prompt))
@@ -271,9 +272,7 @@ class _Attempt:
     def _marked(self) -> list[int]:
         """Processes carrying this run's mark and this attempt's number, wherever they went
         (REL-1); kept leftovers of earlier attempts (--keep-children) carry another number."""
-        number = str(self.req.number)
-        found = orphans.find_marked(self.env.get(orphans.MARK_VAR, ""))
-        return [o.pid for o in found if o.iteration == number]
+        return orphans.of_attempt(self.env, self.req.number)
 
     def _terminate(self, scan: proctree.Scan, root: proctree.Root) -> proctree.KillReport:
         """Freeze, SIGTERM, the grace (none once a second signal came), then SIGKILL until

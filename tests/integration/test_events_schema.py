@@ -44,6 +44,8 @@ COVERED: dict[str, set[str]] = {
 NOT_RUN: set[str] = {"rollback",  # a one-shot: test_checkpoints_rollback.py checks it
                      "feature_restored",  # test_automaker_project.py validates it
                      "feature_set_aside",  # test_circular_fixes.py validates it
+                     # --parallel N: test_parallel.py validates them
+                     "worktrees_cleaned", "slot_start", "merge",
                      "notify_failed",  # needs an HTTP endpoint: test_notifications.py
                      "liveness",  # a state of 5 s and more: test_liveness.py checks it
                      "checkpoint_failed"}  # needs git gone: tests/unit/run/test_checkpoints.py
@@ -128,6 +130,8 @@ def validate_file(root: Path, after: int = 0) -> list[dict[str, Any]]:
         assert name in spec["events"], f"line {number}: undocumented event {name!r}"
         assert record["v"] == spec["version"]
         fields = {**spec["common"], **spec["events"][name]}
+        if "slot" in record:  # a --parallel slot's event: both tags, always together
+            fields = {**fields, **spec["tags"]}
         errors = check(record, fields, f"line {number} ({name})")
         assert errors == [], errors
         records.append(record)

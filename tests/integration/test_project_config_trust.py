@@ -76,6 +76,19 @@ def test_the_project_file_cannot_loosen_supervision(
     assert res.code == 0, res.err
 
 
+def test_the_project_file_cannot_raise_the_agents_at_once(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, project: Path) -> None:
+    """N agents cost N times an hour: `parallel` above the user's is refused (issue 29)."""
+    _project_config(project, "parallel: 3\n")
+    res = run_aidd("--project-dir", str(project), "--max-iterations", "1", env=env)
+    assert res.code == 2, res.err
+    assert "key 'parallel: 3' runs more agents at once than you set" in res.err
+    assert fake_agent.records() == []
+    _project_config(project, "parallel: 1\n")  # as many as the user's: allowed
+    res = run_aidd("--project-dir", str(project), "--max-iterations", "1", env=env)
+    assert res.code == 0, res.err
+
+
 def test_the_project_file_may_tighten_and_may_not_trust_itself(
         run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, project: Path) -> None:
     _project_config(project, "timeout: 600\nidle-timeout: 120\n")

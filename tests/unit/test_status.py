@@ -267,6 +267,35 @@ def test_running_with_pause_and_last_iteration(paths: ProjectPaths) -> None:
     assert "Last iteration: 7, rate_limited (result 74), ended 2026-11-21T22:04:00.000Z." in text
 
 
+def test_the_running_runs_slots_are_shown_as_lanes(paths: ProjectPaths) -> None:
+    """--parallel N (issue 29): one lane per slot of the running run only: a slot that took its
+    next feature (`slot_start`) shows it before its first attempt."""
+    pid = os.getpid()
+    run = f"20261121T220501Z-{pid}"
+    lock(paths, pid=pid, pid_start=own_start_ticks(), host=os.uname().nodename,
+         started_at="2026-11-21T23:00:00+01:00", argv=["aidd"])  # fmt: skip
+    events(
+        paths,
+        {"event": "iteration_start", "run": "old-1", "number": 1, "slot": 3, "feature": "old"},
+        {"event": "run_start", "run": run},
+        {"event": "iteration_start", "run": run, "number": 1, "slot": 1, "feature": "f1"},
+        {"event": "iteration_start", "run": run, "number": 2, "slot": 2, "feature": "f2"},
+        {"event": "iteration_end", "run": run, "number": 1, "slot": 1, "feature": "f1"},
+        {"event": "merge", "run": run, "number": 1, "slot": 1, "feature": "f1",
+         "reason": "conflict"},
+        {"event": "slot_start", "run": run, "slot": 1, "feature": "f3\x1b[2J"},
+        {"event": "iteration_start", "run": run, "number": 4},
+    )  # fmt: skip
+    report = build_status(paths, None, NOW)
+    assert [(lane["slot"], lane["feature"], lane["attempt"], lane["working"])
+            for lane in status_json(report)["run"]["lanes"]] == [
+        (1, "f3\x1b[2J", None, True), (2, "f2", 2, True)]
+    text = render_status_text(report)
+    assert "- slot 1: f3\\x1b[2J, attempt -, working since" in text  # a control char escaped
+    assert "- slot 2: f2, attempt 002, working since" in text
+    assert "slot 3" not in text
+
+
 def test_a_stop_request_is_said(paths: ProjectPaths) -> None:
     """Issue 28: --status says a stop was requested, for a run going on and for none."""
     paths.stop.write_text("2026-11-21T22:00:00+00:00\n")

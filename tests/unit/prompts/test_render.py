@@ -80,6 +80,7 @@ ALLOWED = {
     "last_attempt": {"failed", "number", "result", "ending", "files", "more_files",
                      "transcript", "advice", "previous_run", "handoff", "plan",
                      "last_message", "set_aside"},
+    "parallel": {"feature", "feature_id", "others"},  # --parallel N (issue 29)
 }
 
 

@@ -265,3 +265,28 @@ def test_a_marked_set_is_killed_to_the_last_process_and_nothing_else() -> None:
             proc.wait()
             assert proc.stdout is not None
             proc.stdout.close()
+
+
+
+def test_a_foreign_child_of_aidd_is_not_taken_for_an_adopted_orphan(
+        fake_agent: FakeAgent) -> None:
+    """--parallel N: another slot's agent (or aidd's own git) started while this attempt runs
+    is aidd's child too; the scope's `foreign` keeps it out of this agent's tree."""
+    foreign: set[int] = set()
+    mine, blind = proctree.TreeScope(foreign=lambda: foreign), proctree.TreeScope()
+    proc = start(fake_agent)
+    other = subprocess.Popen(["sleep", "104"], start_new_session=True)  # another slot's
+    stray = subprocess.Popen(["sleep", "105"], start_new_session=True)  # an orphan's stand-in
+    foreign.add(other.pid)
+    try:
+        assert {other.pid, stray.pid} <= {p.pid for p in blind.snapshot(proc.pid)}
+        pids = {p.pid for p in mine.snapshot(proc.pid)}
+        assert other.pid not in pids
+        assert stray.pid in pids  # a new child not named foreign is still adopted
+        kill(proc, mine)
+        assert running(other.pid)
+        assert not running(stray.pid)
+    finally:
+        for child in (other, stray):
+            child.kill()
+            child.wait()

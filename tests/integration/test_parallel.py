@@ -1,0 +1,302 @@
+"""`--parallel N` through the real aidd and the fake agent (issue 29, docs/parallel.md): slots
+on their own threads, each agent in its own worktree on `aidd/<id>`, merged by the queue into
+the project, then the single loop's completion review: exit 73."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import FakeAgent
+from tests.featurefiles import feature
+from tests.gitrepo import git
+from tests.integration.runs import (
+    LIMITS,
+    READ,
+    WIDE_LIMITS,
+    RunAidd,
+    console,
+    events,
+    onboarded,
+    started,
+)
+from tests.integration.test_events_schema import validate_file
+from tests.reliability.harness import running
+from tests.waiting import wait_for
+
+# A slot's agent: it finishes the feature its worktree is named after (`<data>/.../<id>`),
+# marks it verified, adds a file of its own, and says it is done.
+FINISH_OWN = ("f=$(basename \"$PWD\"); echo \"$f\" > \"$f.txt\"; "
+              "printf '{\"id\":\"%s\",\"category\":\"c\",\"description\":\"%s\","
+              "\"status\":\"verified\",\"passes\":true}\\n' \"$f\" \"$f\" "
+              "> \".automaker/features/$f/feature.json\"")
+WORK: list[dict[str, Any]] = [READ, {"spawn": ["sh", "-c", FINISH_OWN], "wait": True},
+                              {"say": "done"}, {"finish": True}]
+# Both agents also write the same new file: the second merge conflicts.
+WORK_SHARED: list[dict[str, Any]] = [
+    READ, {"spawn": ["sh", "-c", "echo \"$(basename \"$PWD\")\" > shared.txt; " + FINISH_OWN],
+           "wait": True}, {"say": "done"}, {"finish": True}]
+# A sent-back feature's next attempt: its work committed, the project's branch merged into its
+# own taking the project's side where both changed a file, the feature finished again.
+GIT = "git -c user.name=agent -c user.email=agent@example.com"
+RESOLVE: list[dict[str, Any]] = [
+    READ, {"spawn": ["sh", "-c", f"git add -A; {GIT} commit -qm wip; "
+                                 f"{GIT} merge -q -X theirs -m merged main; " + FINISH_OWN],
+           "wait": True}, {"say": "done"}, {"finish": True}]
+# The agent leaves a file the gate refuses; then one that removes it.
+WORK_BAD: list[dict[str, Any]] = [
+    READ, {"spawn": ["sh", "-c", "echo bad > bad.txt; " + FINISH_OWN], "wait": True},
+    {"say": "done"}, {"finish": True}]
+FIX: list[dict[str, Any]] = [
+    READ, {"spawn": ["sh", "-c", "rm -f bad.txt; " + FINISH_OWN], "wait": True},
+    {"say": "done"}, {"finish": True}]
+# An attempt that costs $1 and finishes nothing.
+COSTLY: list[dict[str, Any]] = [READ, {"say": "working"}, {"finish": {"cost": 1.0}}]
+# Half the work, then silence until aidd is killed.
+HALF: list[dict[str, Any]] = [
+    {"spawn": ["sh", "-c", "echo half > \"$(basename \"$PWD\").half\""], "wait": True},
+    {"line": "working"}, {"sleep": 60}]
+# The completion review, in the project: it reads and stops.
+REVIEW: list[dict[str, Any]] = [READ, {"say": "done"}, {"finish": "stop"}, {"exit": 0}]
+
+
+def git_project(root: Path, ids: list[str], tracked: bool = True) -> Path:
+    """A git project on `main` with a backlog feature per id; `tracked`: `.automaker/` is in
+    the repository (else ignored: the feature files travel by copy, docs/parallel.md)."""
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("print('app')\n")
+    onboarded(root)
+    for fid in ids:
+        feature(root, fid)
+    if not tracked:
+        (root / ".gitignore").write_text(".automaker/\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "first")
+    return root
+
+
+@pytest.mark.parametrize("tracked", [True, False], ids=["tracked", "ignored"])
+def test_two_agents_finish_two_features_to_73(run_aidd: RunAidd, env: dict[str, str],
+                                               fake_agent: FakeAgent, tmp_path: Path,
+                                               tracked: bool) -> None:
+    fake_agent.script(WORK, WORK, REVIEW)
+    root = git_project(tmp_path / "proj", ["f1", "f2"], tracked)
+    res = run_aidd("--project-dir", str(root), "--parallel", "2", *LIMITS, env=env,
+                   timeout=120)
+    assert res.code == 73, res.err + res.out
+    records = fake_agent.records()
+    cwds = sorted(Path(r["cwd"]).name for r in records[:2])
+    assert cwds == ["f1", "f2"]  # each agent in its own worktree
+    assert Path(records[2]["cwd"]) == root  # the completion review in the project
+    for fid in ("f1", "f2"):
+        assert (root / f"{fid}.txt").read_text() == f"{fid}\n"  # merged into the checkout
+        data = json.loads((root / ".automaker/features" / fid / "feature.json").read_text())
+        assert data["status"] == "verified"
+    validate_file(root)  # every line as docs/events.md says, the slots' tags included
+    merges = events(root, "merge")
+    assert sorted((m["feature"], m["result"], m["reason"]) for m in merges) == [
+        ("f1", "merged", None), ("f2", "merged", None)]
+    slotted = [e for e in events(root) if "slot" in e]
+    assert {e["slot"] for e in slotted} == {1, 2}
+    starts = events(root, "iteration_start")
+    assert sorted(e["number"] for e in starts) == [1, 2, 3]  # one numbering across slots
+    assert "slot" not in starts[-1]  # the single completion review
+    log = git(root, "log", "--first-parent", "--format=%s", "main").splitlines()
+    assert sorted(log[:2]) == ["aidd: merge aidd/f1", "aidd: merge aidd/f2"]
+    assert git(root, "status", "--porcelain", "--untracked-files=no") == ""
+    assert git(root, "worktree", "list").count("\n") == 1  # the project's own: others removed
+
+
+def test_parallel_needs_a_git_project(run_aidd: RunAidd, env: dict[str, str],
+                                      fake_agent: FakeAgent, tmp_path: Path) -> None:
+    fake_agent.script(WORK)
+    root = tmp_path / "proj"
+    root.mkdir()
+    onboarded(root)
+    feature(root, "f1")
+    res = run_aidd("--project-dir", str(root), "--parallel", "2", *LIMITS, env=env)
+    assert res.code == 2
+    assert res.err.count("\n") == 1
+    assert "--parallel 2 needs a project at the top of its own git repository" in res.err
+    assert fake_agent.records() == []
+
+
+def test_six_independent_features_at_three_to_73(run_aidd: RunAidd, env: dict[str, str],
+                                                  fake_agent: FakeAgent,
+                                                  tmp_path: Path) -> None:
+    ids = [f"f{n}" for n in range(1, 7)]
+    fake_agent.script(*[WORK] * 6, REVIEW)
+    root = git_project(tmp_path / "proj", ids)
+    res = run_aidd("--project-dir", str(root), "--parallel", "3", *LIMITS, env=env,
+                   timeout=180)
+    assert res.code == 73, res.err + res.out
+    validate_file(root)
+    merged = sorted(m["feature"] for m in events(root, "merge") if m["result"] == "merged")
+    assert merged == ids
+    assert {e["slot"] for e in events(root, "slot_start")} == {1, 2, 3}
+    assert len(fake_agent.records()) == 7  # one attempt per feature, then the review
+    for fid in ids:
+        assert (root / f"{fid}.txt").is_file()
+
+
+def test_a_conflict_is_sent_back_and_then_solved(run_aidd: RunAidd, env: dict[str, str],
+                                                 fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """Both agents write `shared.txt`: the second merge conflicts, the feature goes back open
+    with reason `conflict` in its next prompt; that attempt merges the project's branch into
+    its own (taking the project's side) and the feature is merged."""
+    fake_agent.script(WORK_SHARED, WORK_SHARED, RESOLVE, REVIEW)
+    root = git_project(tmp_path / "proj", ["f1", "f2"])
+    res = run_aidd("--project-dir", str(root), "--parallel", "2", *LIMITS, env=env,
+                   timeout=120)
+    assert res.code == 73, res.err + res.out
+    validate_file(root)
+    merges = [(m["feature"], m["result"], m["reason"]) for m in events(root, "merge")]
+    (first, _, _), (loser, result, reason), (again, last, _) = merges
+    assert (result, reason) == ("conflict", "conflict")
+    assert again == loser != first
+    assert last == "merged"
+    retry = [e for e in events(root, "iteration_start") if e.get("slot")][-1]
+    prompt = (root / ".automaker" / retry["prompt_file"].removeprefix(".automaker/")).read_text()
+    assert f"aidd/{loser} was not merged (conflict" in prompt
+    assert (root / "shared.txt").read_text() == f"{first}\n"  # the project's side kept
+    assert (root / f"{loser}.txt").is_file()
+    assert git(root, "status", "--porcelain", "--untracked-files=no") == ""
+
+
+def test_a_red_merged_gate_is_undone_and_the_feature_sent_back(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """The agent leaves `bad.txt`, which the gate refuses: the merge is undone (the project's
+    branch and checkout back where they were), reason `merge_red`; the next attempt removes it
+    and the merge is kept."""
+    fake_agent.script(WORK_BAD, FIX, REVIEW)
+    root = git_project(tmp_path / "proj", ["f1"])
+    before = git(root, "rev-parse", "HEAD").strip()
+    res = run_aidd("--project-dir", str(root), "--parallel", "2", "--gate",
+                   "test ! -e bad.txt", *LIMITS, env=env, timeout=120)
+    assert res.code == 73, res.err + res.out
+    validate_file(root)
+    merges = [(m["result"], m["reason"], m["commit"]) for m in events(root, "merge")]
+    assert merges[0] == ("merge_red", "merge_red", None)
+    assert merges[1][0] == "merged"
+    assert not (root / "bad.txt").exists()
+    log = git(root, "log", "--first-parent", "--format=%H %s", "main").splitlines()
+    assert [line.split()[0] for line in log][-1] == before
+    assert len(log) == 2  # the red merge left no trace on the project's branch
+
+
+def test_a_budget_stop_stops_every_agent(run_aidd: RunAidd, env: dict[str, str],
+                                         fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """Each attempt costs $1 and finishes nothing; with --max-cost-usd 0.5 the first attempt
+    to end spends it: no attempt starts after the two running, exit 9, both branches kept."""
+    fake_agent.script(COSTLY)
+    root = git_project(tmp_path / "proj", ["f1", "f2", "f3"])
+    res = run_aidd("--project-dir", str(root), "--parallel", "2", "--max-cost-usd", "0.5",
+                   *LIMITS, env=env, timeout=120)
+    assert res.code == 9, res.err + res.out
+    validate_file(root)
+    assert len(fake_agent.records()) == 2
+    (end,) = events(root, "run_end")
+    assert end["reason"] == "budget"
+    branches = git(root, "branch", "--format=%(refname:short)").split()
+    assert sorted(b for b in branches if b.startswith("aidd/")) == ["aidd/f1", "aidd/f2"]
+    assert git(root, "worktree", "list").count("\n") == 1
+
+
+def test_after_a_kill_9_the_next_run_keeps_the_unmerged_work_and_finishes(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """aidd killed with SIGKILL while two agents work: the agents die with it; the next start
+    commits what each worktree held on its branch, removes the worktrees, names the kept
+    branches, and each feature's next attempt resumes on its branch, to the end (73)."""
+    fake_agent.script(HALF, HALF, WORK, WORK, REVIEW)
+    root = git_project(tmp_path / "proj", ["f1", "f2"])
+    with started(env, tmp_path, "--project-dir", str(root), "--parallel", "2",
+                 *WIDE_LIMITS) as first:
+        wait_for(lambda: len(fake_agent.records()) == 2, 30, "both agents to start")
+        halves = [Path(r["cwd"]) / f"{Path(r['cwd']).name}.half" for r in fake_agent.records()]
+        wait_for(lambda: all(h.exists() for h in halves), 20, "both agents' half work")
+        first.kill()
+        first.wait(timeout=10)
+    for record in fake_agent.records():
+        wait_for(lambda r=record: not running(r["pid"]), 10, "the agents' end with aidd")
+    res = run_aidd("--project-dir", str(root), "--parallel", "2", *LIMITS, env=env, timeout=120)
+    assert res.code == 73, res.err + res.out + console(tmp_path)
+    first_run, cleaned = events(root, "worktrees_cleaned")
+    assert first_run["kept"] == first_run["removed"] == []
+    assert sorted(cleaned["kept"]) == ["aidd/f1", "aidd/f2"]
+    assert sorted(Path(p).name for p in cleaned["removed"]) == ["f1", "f2"]
+    assert "unmerged branches of a stopped run kept" in res.out
+    for fid in ("f1", "f2"):
+        assert (root / f"{fid}.half").read_text() == "half\n"  # the killed run's work, merged
+        assert (root / f"{fid}.txt").is_file()
+
+
+def test_worktrees_inside_the_project_are_refused(run_aidd: RunAidd, env: dict[str, str],
+                                                  fake_agent: FakeAgent, tmp_path: Path) -> None:
+    fake_agent.script(WORK)
+    root = git_project(tmp_path / "proj", ["f1"])
+    res = run_aidd("--project-dir", str(root), "--parallel", "2", "--worktree-dir",
+                   str(root / "trees"), *LIMITS, env=env)
+    assert res.code == 2
+    assert res.err.count("\n") == 1
+    assert "--worktree-dir: worktrees cannot live inside the project" in res.err
+    assert fake_agent.records() == []
+    assert not (root / "trees").exists()
+
+
+def test_a_rate_limit_seen_by_one_agent_pauses_every_slot(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """One agent is rate limited (the fallback: 3 s) while the other finishes: no attempt
+    starts and nothing is merged until the sleep ends; then the limited one's feature is
+    worked again, to the end."""
+    limited: list[dict[str, Any]] = [
+        {"init": True}, {"error": {"name": "APIError", "message": "rate limit exceeded"}}]
+    fake_agent.script(limited, WORK, WORK, REVIEW)
+    root = git_project(tmp_path / "proj", ["f1", "f2"])
+    res = run_aidd("--project-dir", str(root), "--parallel", "2", "--rate-limit-fallback", "3",
+                   *LIMITS, env=env, timeout=120)
+    assert res.code == 73, res.err + res.out
+    validate_file(root)
+    (sleep,) = events(root, "rate_limit_sleep")
+    asleep = datetime.fromisoformat(sleep["ts"])
+    awake = asleep + timedelta(seconds=sleep["seconds"])
+    during = [e for e in events(root) if e["event"] in ("iteration_start", "merge")
+              and asleep < datetime.fromisoformat(e["ts"]) < awake]
+    assert during == []
+    assert sorted(m["feature"] for m in events(root, "merge")) == ["f1", "f2"]
+    assert sleep["feature"] in ("f1", "f2")
+    assert (root / ".automaker" / "iterations" / f"{sleep['number']:03d}.ratelimited.log"
+            ).is_file()
+
+
+def test_a_stop_request_ends_every_slot_after_its_attempt(
+        env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """`.stop` while two agents work: both attempts run to their end, no attempt starts after
+    them, exit 6; each slot's work is committed on its kept branch."""
+    wait = {"wait_file": "go", "timeout": 30}
+    slow = [READ, {"spawn": ["sh", "-c", "echo x > \"$(basename \"$PWD\").part\""],
+                   "wait": True}, wait, {"say": "done"}, {"finish": True}]
+    fake_agent.script(slow, slow, WORK)
+    root = git_project(tmp_path / "proj", ["f1", "f2", "f3"])
+    with started(env, tmp_path, "--project-dir", str(root), "--parallel", "2",
+                 *WIDE_LIMITS) as run:
+        wait_for(lambda: len(fake_agent.records()) == 2, 30, "both agents to start")
+        trees = [Path(r["cwd"]) for r in fake_agent.records()]
+        wait_for(lambda: all((t / f"{t.name}.part").exists() for t in trees), 20, "work")
+        (root / ".automaker" / ".stop").write_text("now\n")
+        wait_for(lambda: events(root, "stop_requested"), 20, "the stop to be noticed")
+        for tree in trees:
+            (tree / "go").write_text("")
+        assert run.wait(timeout=60) == 6, console(tmp_path)
+    assert len(fake_agent.records()) == 2
+    ends = events(root, "iteration_end")
+    assert sorted(e["feature"] for e in ends) == ["f1", "f2"]
+    assert {e["result"] for e in ends} == {0}
+    for tree in trees:
+        branch = f"aidd/{tree.name}"
+        assert f"{tree.name}.part" in git(root, "ls-tree", "--name-only", branch)
+        assert not tree.exists()
