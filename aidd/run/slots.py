@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import queue
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from aidd.clock import Clock
 from aidd.project import featurestate
@@ -184,9 +184,12 @@ class Slots:
     def _start(self, state: PhaseState, lane: Lane) -> None:
         others = tuple(sorted(o.feature for o in self._lanes.values() if o is not lane))
         lane.runner.parallel = ParallelInfo(lane.feature, lane.feature_id, others)
+        # The iteration this attempt is, counted as one agent counts them (its header and
+        # iteration_start): those ended, those running, then this one.
+        mine = replace(state, index=state.index + len(self._running) + 1)
         number = self.shared.counters.take_number()
         self._running.add(lane.slot)
-        threading.Thread(target=self._work, args=(lane, state, number),
+        threading.Thread(target=self._work, args=(lane, mine, number),
                          name=f"aidd-slot-{lane.slot}", daemon=True).start()
 
     def _work(self, lane: Lane, state: PhaseState, number: int) -> None:

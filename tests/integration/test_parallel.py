@@ -105,6 +105,10 @@ def test_two_agents_finish_two_features_to_73(run_aidd: RunAidd, env: dict[str, 
     assert {e["slot"] for e in slotted} == {1, 2}
     starts = events(root, "iteration_start")
     assert sorted(e["number"] for e in starts) == [1, 2, 3]  # one numbering across slots
+    assert sorted(e["index"] for e in starts) == [1, 2, 3]  # iterations counted as N = 1 does
+    for start in starts:
+        header = (root / start["log"]).read_text()
+        assert f"Iteration {start['index']} (log {start['number']:03d})" in header
     assert "slot" not in starts[-1]  # the single completion review
     log = git(root, "log", "--first-parent", "--format=%s", "main").splitlines()
     assert sorted(log[:2]) == ["aidd: merge aidd/f1", "aidd: merge aidd/f2"]
