@@ -144,6 +144,14 @@ def test_six_independent_features_at_three_to_73(run_aidd: RunAidd, env: dict[st
     assert merged == ids
     assert {e["slot"] for e in events(root, "slot_start")} == {1, 2, 3}
     assert len(fake_agent.records()) == 7  # one attempt per feature, then the review
+    # The morning report follows each worktree's own checkpoints: every feature became passing
+    # once, in its own attempt, and none "failed again" (a worktree started before another
+    # feature's merge lacks it, and the project's own checkpoint comes after the merges).
+    report = json.loads(run_aidd("--project-dir", str(root), "--report", "--json",
+                                 env=env).out)["features"]
+    assert sorted(p["feature"] for p in report["became_passing"]) == ids
+    assert all(p["attempt"] is not None for p in report["became_passing"])
+    assert report["failed_again"] == []
     for fid in ids:
         assert (root / f"{fid}.txt").is_file()
 

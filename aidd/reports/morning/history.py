@@ -4,7 +4,6 @@ of the window, and the project's own commits."""
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -114,10 +113,17 @@ class GitView:
         return found
 
     def feature_changes(self, checkpoints: list[CheckpointRow]) -> list[Change]:
-        """Every feature.json change between consecutive checkpoints, oldest first."""
+        """Every feature.json change between consecutive checkpoints of one line of work,
+        oldest first. A `--parallel N` run's slots each work in a worktree of their own, so a
+        slot's checkpoint follows that worktree's previous one, and the project's own follows
+        the project's (merges come between: a slot already counted what they bring)."""
         pairs: dict[str, tuple[str, CheckpointRow]] = {}
-        for before, row in itertools.pairwise(checkpoints):
-            if row.commit != before.commit:
+        parallel = {row.run for row in checkpoints if row.lane is not None}
+        last: dict[tuple[str, tuple[int, str] | None] | None, CheckpointRow] = {}
+        for row in checkpoints:
+            key = (row.run, row.lane) if row.run in parallel else None
+            before, last[key] = last.get(key), row
+            if before is not None and row.commit != before.commit:
                 pairs.setdefault(row.commit, (before.commit, row))
         if not pairs:
             return []

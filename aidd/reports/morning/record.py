@@ -111,6 +111,8 @@ class CheckpointRow(NamedTuple):
     at: datetime
     files: int | None
     head: str | None = None  # the project's HEAD commit when it was recorded
+    # `--parallel N`: the slot and feature whose worktree it is (None: the project's own)
+    lane: tuple[int, str] | None = None
 
 
 @dataclass(frozen=True)

@@ -254,9 +254,11 @@ def checkpoint_rows(events: list[tuple[dict[str, Any], datetime]]) -> list[Check
                                    event.get("commit"))
         if (type(run) is str and type(label) is str and type(ref) is str
                 and type(commit) is str and HEX.match(commit)):
-            head = event.get("head")
+            head, slot, feature = event.get("head"), slot_of(event), event.get("feature")
             rows.append(CheckpointRow(clean(run, 60), integer(event.get("number")),
                                       clean(label), clean(ref), commit, at,
                                       integer(event.get("files")),
-                                      head if type(head) is str and HEX.match(head) else None))
+                                      head if type(head) is str and HEX.match(head) else None,
+                                      (slot, clean(feature, 120)) if slot is not None
+                                      and type(feature) is str else None))
     return rows
