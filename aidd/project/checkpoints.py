@@ -332,6 +332,18 @@ class CheckpointStore:
             return self._diffed[2]  # `record` just compared these two
         return self._paths(self.git_at(self.root / INDEX), start.tree, end.tree)
 
+    def moved(self, start: Checkpoint, end: Checkpoint) -> bool:
+        """The project changed outside `.automaker/` between two checkpoints, or its HEAD
+        moved: what the stuck fingerprint (project/fingerprint) tells, from the trees."""
+        if start.head != end.head:
+            return True
+        repo = self.repo
+        inside = self.root.resolve().relative_to(repo.work_tree.resolve()).as_posix()
+        prefix = "" if inside == "." else inside + "/"
+        return any(path.startswith(prefix)
+                   and not path.startswith(f"{prefix}.automaker/")
+                   for path in self.changed_paths(start, end))
+
     def _paths(self, env: Git, parent: str | None, tree: str) -> list[str]:
         if parent is None:
             listed = self.git(env, "ls-tree", "-r", "--name-only", tree)

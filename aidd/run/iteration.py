@@ -49,6 +49,8 @@ class Attempt:
     changed: tuple[str, ...] = ()  # the files it changed, from its checkpoints, when known
     feature: str | None = None  # the feature folder it worked on (project/attemptfeature)
     tree: str | None = None  # the project's tree at its end (NNN-end), when checkpointed
+    # It changed the project outside .automaker/, from its checkpoints (None: not known).
+    moved: bool | None = None
 
     @property
     def rate_limited(self) -> bool:
@@ -91,7 +93,6 @@ class IterationRunner:
         for message in sync_messages:
             log.message(message.text, message.level)
         self._prepare(state, selection)
-        before = self._fingerprint(carried_fingerprint)
         focus = plan.feature_filter.focus if plan.feature_filter is not None else None
         named = focus.dir_name if focus is not None else None  # --feature
         started = started_features(plan.paths)
@@ -103,6 +104,8 @@ class IterationRunner:
                               plan.renderer.render_prompt(context), at_start)
         nudge = plan.renderer.render_nudge(context.with_nudge(plan.settings.idle_nudge_timeout))
         start = self.checkpoints.record(number)
+        # With checkpoints, stuck detection compares their trees: no `git status` of its own.
+        before = None if start is not None else self._fingerprint(carried_fingerprint)
         was = nowork.look_before(plan.paths.root, plan.settings.environ, start, before)
         outcome = self._run_attempt(self._request(state, number, selection, model, prompt, nudge))
         end = self.checkpoints.record(number, "-end")
@@ -117,7 +120,8 @@ class IterationRunner:
         feature = feature_of(named, features_changed(changed), started)
         self._record_end(number, outcome, cost, feature)
         return Attempt(number, selection, outcome, before, cost, changed, feature,
-                       end.tree if end is not None else None)
+                       end.tree if end is not None else None,
+                       self.checkpoints.moved(start, end))
 
     def _cascade(self, state: PhaseState, completion_review: bool) -> CascadeState:
         kind, paths = state.phase.kind, self.plan.paths
