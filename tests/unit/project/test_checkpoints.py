@@ -161,6 +161,27 @@ def test_a_project_in_a_subdirectory_records_only_its_own_changes(repo: Path) ->
     assert "new.py" not in files
 
 
+def test_a_move_is_a_change_outside_automaker_or_a_new_head(repo: Path) -> None:
+    """What the stuck check reads from an attempt's two checkpoints (issue 33): the metadata
+    and files outside the project (staged in the user's index) are no move; a commit is."""
+    sub = repo / "packages" / "web"
+    (sub / ".automaker" / "features" / "f").mkdir(parents=True)
+    (sub / "index.js").write_text("js\n")
+    store = CheckpointStore(sub, RUN, os.environ)
+    start = store.record("001")
+    (sub / ".automaker" / "features" / "f" / "feature.json").write_text("{}\n")
+    (repo / "other.py").write_text("outside\n")
+    git(repo, "add", "other.py")
+    end = store.record("001-end")
+    assert end.tree != start.tree
+    assert not store.moved(start, end)
+    git(repo, "commit", "-qm", "the agent's commit")
+    again = store.record("002")
+    assert store.moved(end, again)
+    (sub / "index.js").write_text("js 2\n")
+    assert store.moved(again, store.record("002-end"))
+
+
 def test_without_git_a_checkpoint_fails_with_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(CheckpointError, match="git not found"):
         CheckpointStore(tmp_path, RUN, {"PATH": str(tmp_path)}).record("001")
