@@ -14,7 +14,7 @@ from aidd.clock import Clock
 from aidd.fsio import write_atomic
 from aidd.logs.extract import write_extraction
 from aidd.project.activity import FileActivity
-from aidd.project.attemptfeature import feature_of, features_changed, started_features
+from aidd.project.attemptfeature import feature_of, features_changed
 from aidd.project.detect import Origin, onboarding_complete
 from aidd.project.fingerprint import fingerprint
 from aidd.project.paths import ProjectPaths
@@ -92,10 +92,9 @@ class IterationRunner:
                    header_summary(plan, state, number, selection, model))
         for message in sync_messages:
             log.message(message.text, message.level)
-        self._prepare(state, selection)
+        started = self._prepare(state, selection)
         focus = plan.feature_filter.focus if plan.feature_filter is not None else None
         named = focus.dir_name if focus is not None else None  # --feature
-        started = started_features(plan.paths)
         at_start = feature_of(named, (), started)
         context = build_context(plan, state.phase, state, number, selection, self.clock.now(),
                                 self._gate_report(),
@@ -135,9 +134,10 @@ class IterationRunner:
             existing_codebase=self.plan.origin is Origin.EXISTING,
         )
 
-    def _prepare(self, state: PhaseState, selection: Selection) -> None:
+    def _prepare(self, state: PhaseState, selection: Selection) -> tuple[str, ...]:
         """The files the prompt will name: artifacts from templates, the spec for an
-        initializer, the audit's definitions, the CLI's own settings, a fresh status.md."""
+        initializer, the audit's definitions, the CLI's own settings, a fresh status.md;
+        returns the features in progress as status.md read them (project/attemptfeature)."""
         plan, journal = self.plan, self.journal
         paths, spec = plan.paths, plan.settings.spec
         for name in copy_artifacts(paths):
@@ -148,7 +148,8 @@ class IterationRunner:
             copy_definitions(state.phase.audit, paths)
         for file, warning in plan.adapter.prepare_project(paths.root):
             journal.warn(warning, file=file)
-        refresh_status_file(paths, plan.feature_filter, self.clock.now())
+        report, _ = refresh_status_file(paths, plan.feature_filter, self.clock.now())
+        return report.started
 
     def _fingerprint(self, carried: str | None) -> str | None:
         """Stuck detection runs only without --max-iterations (SUP-70)."""
