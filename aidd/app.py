@@ -252,7 +252,8 @@ def _allow(paths: ProjectPaths, settings: Settings, clock: Clock) -> int:
 def _rollback(paths: ProjectPaths, settings: Settings, clock: Clock) -> int:
     """Refused while an aidd runs here: it would write over the agent's work in progress."""
     from aidd.events import EventLog, make_run_id
-    from aidd.project.checkpoints import REF_ROOT, CheckpointError, CheckpointStore
+    from aidd.project.checkpointnames import run_of
+    from aidd.project.checkpoints import CheckpointError, CheckpointStore
     from aidd.project.rollback import roll_back
 
     pid = _running_pid(paths)
@@ -268,7 +269,7 @@ def _rollback(paths: ProjectPaths, settings: Settings, clock: Clock) -> int:
     events = EventLog(paths.events, store.run_id, root=paths.root, clock=clock)
     events.emit("rollback", target=done.target, saved=done.saved, restored=list(done.restored),
                 removed=list(done.removed))
-    run = done.target.removeprefix(REF_ROOT + "/").partition("/")[0]
+    run = run_of(done.target)
     lines = [f"rolled back to {done.target} (run {run})"]
     lines += [f"  restored {path}" for path in done.restored]
     lines += [f"  removed  {path}" for path in done.removed]

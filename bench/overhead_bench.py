@@ -172,7 +172,8 @@ def checkpoint_rows(repeat: int) -> list[Result]:
         group="loop", case=f"checkpoints on: one more iteration ({small} -> {big})",
         samples=slope, target=f"<= {TARGET_SHARE_S * 1000:.0f} ms",
         met=statistics.median(slope) <= TARGET_SHARE_S,
-        note="aidd's own share: two checkpoints (NNN, NNN-end), the stuck fingerprint, events")]
+        note="aidd's own share: two checkpoints (NNN, NNN-end), the stuck check (from their "
+             "trees since issue 33's second pass), events")]
     one, ten = traced_children(1, checkpoints=True), traced_children(10, checkpoints=True)
     if one is not None and ten is not None:
         per = (sum(ten.values()) - sum(one.values())) / 9

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from aidd.project.features import load_features
+from aidd.project.features import FeatureFile, load_features
 from aidd.project.featurestate import WorkState
 from aidd.project.paths import ProjectPaths
 
@@ -40,5 +40,10 @@ def feature_of(named: str | None, changed: Sequence[str], started: Sequence[str]
 
 def started_features(paths: ProjectPaths) -> tuple[str, ...]:
     """The folders of the features in progress now (`in_progress` or a pipeline step), sorted."""
-    return tuple(sorted(f.dir_name for f in load_features(paths, validate=False)
+    return started_in(load_features(paths, validate=False))
+
+
+def started_in(files: Iterable[FeatureFile]) -> tuple[str, ...]:
+    """`started_features` of feature files already read."""
+    return tuple(sorted(f.dir_name for f in files
                         if f.feature is not None and f.feature.state is WorkState.ACTIVE))

@@ -11,7 +11,6 @@ aidd's runtime files; the feature metadata is recorded even where `.automaker/` 
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -19,11 +18,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from aidd.fsio import make_dirs, open_file, open_read, unlink, write_atomic
+from aidd.project.checkpointnames import REF_ROOT, is_run_id, rank, run_of
 from aidd.project.git import Done, Git, GitError, which
 from aidd.project.gitlayout import head_commit, layout_problem, own_problem
 from aidd.project.gitrules import exclusions, rules_key
 
-REF_ROOT = "refs/aidd/checkpoints"
 PRIVATE_REPO = ".automaker/checkpoints.git"
 INDEX = ".automaker/checkpoints.index"
 # aidd's runtime files: never part of a checkpoint, never touched by a rollback.
@@ -40,9 +39,6 @@ _EXCLUDES = exclusions(RUNTIME, RUNTIME_GLOBS)  # runtime files kept out of a ch
 # Who the checkpoint commits say made them: no git identity needs to be configured.
 IDENTITY = {"GIT_AUTHOR_NAME": "aidd", "GIT_AUTHOR_EMAIL": "aidd@localhost",
              "GIT_COMMITTER_NAME": "aidd", "GIT_COMMITTER_EMAIL": "aidd@localhost"}
-# A run id as aidd makes them (events.make_run_id): its UTC start, then its pid. Only refs of
-# such runs are listed, pruned or rolled back to; a planted "refs/aidd/checkpoints/x/001" is not.
-_RUN_ID = re.compile(r"(\d{8}T\d{6}Z)-\d{1,10}")
 # The private repository's whole config, written by aidd every time it opens it.
 _PRIVATE_CONFIG = ("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n"
                    "\tbare = true\n")
@@ -56,18 +52,6 @@ class CheckpointError(Exception):
 class RefusedError(CheckpointError):
     """The project's repository would lead git outside the project (a `.git` link or `gitdir:`
     file pointing elsewhere, `commondir`, alternates, linked folders): no checkpoints there."""
-
-
-def is_run_id(text: str, now: datetime | None = None) -> bool:
-    """`text` is a run id aidd could have made: well formed, and not started after `now`."""
-    match = _RUN_ID.fullmatch(text)
-    if match is None:
-        return False
-    try:
-        started = datetime.strptime(match[1], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
-    except ValueError:
-        return False
-    return started <= (now or datetime.now(UTC))
 
 
 @dataclass(frozen=True)
@@ -169,7 +153,7 @@ class CheckpointStore:
         if self._last is not None and tree == self._last_tree:
             # Nothing changed since the last checkpoint (the usual case between one attempt's
             # end and the next one's start): name the same commit, two git runs fewer.
-            self.git(env, "update-ref", ref, self._last)
+            self._set_ref(env, ref, self._last)
             return Checkpoint(label, ref, self._last, 0, tree, head)
         parent = self._last or head
         paths = self._paths(env, parent, tree)
@@ -177,9 +161,22 @@ class CheckpointStore:
         files = len(paths)
         commit = self.git(env, "commit-tree", tree, *(["-p", parent] if parent else []),
                            "-m", f"aidd checkpoint {self.run_id} {label}", "-m", f"files: {files}")
-        self.git(env, "update-ref", ref, commit)
+        self._set_ref(env, ref, commit)
         self._last, self._last_tree = commit, tree
         return Checkpoint(label, ref, commit, files, tree, head)
+
+    def _set_ref(self, env: Git, ref: str, commit: str) -> None:
+        """A ref as git's files backend keeps it (a loose file, replaced atomically, fsynced; git
+        skips the dotted temporary name): one `git update-ref` fewer. Reftable: git's."""
+        repo, refs = self.repo, self.repo.common_dir or self.repo.git_dir
+        if (refs / "reftable").exists():
+            self.git(env, "update-ref", ref, commit)
+            return
+        try:
+            make_dirs(repo.holder or repo.work_tree, (refs / ref).parent)
+            write_atomic(refs / ref, commit + "\n", 0o644, root=repo.holder or repo.work_tree)
+        except OSError as exc:  # UnsafePathError included
+            raise CheckpointError(f"{ref}: {exc}") from None
 
     def tree(self, index: Path, force_metadata: bool = True,
              leave_out: tuple[str, ...] = ()) -> str:
@@ -208,7 +205,7 @@ class CheckpointStore:
         env = self.git_at(self.root / INDEX)
         refs = self.git(env, "for-each-ref", "--format=%(refname)", REF_ROOT).splitlines()
         # Only aidd's own run ids count: planted ones are neither kept in place of them nor pruned.
-        ours = [(_run_of(ref), ref) for ref in refs if is_run_id(_run_of(ref))]
+        ours = [(run_of(ref), ref) for ref in refs if is_run_id(run_of(ref))]
         runs = sorted({run for run, _ in ours})
         old = set(runs[:max(0, len(runs) - keep_runs)])
         doomed = [ref for run, ref in ours if run in old]
@@ -237,7 +234,7 @@ class CheckpointStore:
             rows.append(Listed(run, label, ref, commit, when, int(files) if files.isdigit()
                                else None))
         # Commit times have whole seconds: within one, an attempt's checkpoints keep their order.
-        rows.sort(key=lambda row: (row.created, row.run, _rank(row.label)))
+        rows.sort(key=lambda row: (row.created, row.run, rank(row.label)))
         # A checkpoint of an unchanged tree names the run's previous commit: nothing changed.
         last: dict[str, str] = {}
         for n, row in enumerate(rows):
@@ -343,6 +340,15 @@ class CheckpointStore:
             return self._diffed[2]  # `record` just compared these two
         return self._paths(self.git_at(self.root / INDEX), start.tree, end.tree)
 
+    def moved(self, start: Checkpoint, end: Checkpoint) -> bool:
+        """HEAD moved or a file outside `.automaker/` changed: the stuck fingerprint's answer."""
+        if start.head != end.head:
+            return True
+        inside = self.root.resolve().relative_to(self.repo.work_tree.resolve()).as_posix()
+        prefix = "" if inside == "." else inside + "/"
+        return any(path.startswith(prefix) and not path.startswith(f"{prefix}.automaker/")
+                   for path in self.changed_paths(start, end))
+
     def _paths(self, env: Git, parent: str | None, tree: str) -> list[str]:
         if parent is None:
             listed = self.git(env, "ls-tree", "-r", "--name-only", tree)
@@ -377,13 +383,3 @@ class CheckpointStore:
         except GitError as exc:
             raise CheckpointError(str(exc)) from None
 
-
-def _run_of(ref: str) -> str:
-    return ref.removeprefix(REF_ROOT + "/").partition("/")[0]
-
-
-def _rank(label: str) -> tuple[str, int]:
-    """NNN, then NNN-prekill, then NNN-end; other labels after them."""
-    number, _, kind = label.partition("-")
-    order = {"": 0, "prekill": 1, "end": 2}
-    return (number, order.get(kind, 3)) if number.isdigit() else ("~" + label, 3)

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from aidd.project.gitlayout import stall_problem
+from aidd.project.gitlayout import ConfigFiles, config_files
 
 TIMEOUT_S = 120.0
 # Where git would look for a repository, an index or config other than the one aidd names.
@@ -135,7 +135,9 @@ class Git:
 
     def run(self, *args: str, stdin: bytes | None = None) -> Done:
         """`git ARGS`, bounded; a failure to start or a timeout is a GitError."""
-        return self._exec(self.argv(*args), stdin)
+        argv = self.argv(*args)
+        self._files(argv)
+        return self._exec(argv, stdin)
 
     def out(self, *args: str, stdin: bytes | None = None) -> str:
         """stdout of `git ARGS` (stripped), a non-zero exit being a GitError."""
@@ -145,13 +147,32 @@ class Git:
         return done.text
 
     def _config(self) -> list[tuple[str, str, str]]:
-        """(scope, key, value) of every config entry git would read here."""
-        done = self._exec([GIT, "config", "--null", "--show-scope", "--list"], None)
-        return parse_listing(done.out) if done.ok else []
+        """(scope, key, value) of every config entry git would read here: listed once while
+        the files it comes from keep their stat signature (a project-local run; a network
+        run reads the user's files too, and is rare), again when one changed (the agent
+        may add a filter mid-run)."""
+        argv = [GIT, "config", "--null", "--show-scope", "--list"]
+        signature = self._files(argv).signature
+        key = None if self.network or signature is None else (
+            str(self.cwd), tuple(sorted(self.repo.items())), signature)
+        if key is not None and (known := _LISTINGS.get(key)) is not None:
+            return list(known)
+        done = self._exec(argv, None)
+        listing = parse_listing(done.out) if done.ok else []
+        if key is not None and done.ok:
+            if len(_LISTINGS) >= _LISTINGS_KEPT:
+                _LISTINGS.clear()
+            _LISTINGS[key] = tuple(listing)
+        return listing
+
+    def _files(self, argv: list[str]) -> ConfigFiles:
+        """The config files git would read; one it would block on is a GitError."""
+        files = config_files(self.cwd, self.repo, self.environ.get("HOME", ""))
+        if files.problem:
+            raise GitError(f"git {_verb(argv)} not run: {files.problem}")
+        return files
 
     def _exec(self, argv: list[str], stdin: bytes | None) -> Done:
-        if (stall := stall_problem(self.cwd, self.repo, self.environ.get("HOME", ""))):
-            raise GitError(f"git {_verb(argv)} not run: {stall}")
         try:
             proc = subprocess.run(argv, cwd=self.cwd, env=self.env(), input=stdin,
                                   stdin=subprocess.DEVNULL if stdin is None else None,
@@ -160,6 +181,10 @@ class Git:
             raise GitError(f"git {_verb(argv)}: {exc}") from None
         return Done(proc.returncode, proc.stdout, proc.stderr)
 
+
+# The listings of this process (one run), by place and config signature (`Git._config`).
+_LISTINGS: dict[tuple[object, ...], tuple[tuple[str, str, str], ...]] = {}
+_LISTINGS_KEPT = 16  # places one run lists config in: the project, a few worktrees
 
 _HOME = ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "PATH")
 

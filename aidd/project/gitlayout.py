@@ -9,7 +9,9 @@ from __future__ import annotations
 import os
 import re
 import stat
+import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from aidd.fsio import read_file
@@ -70,18 +72,47 @@ _SECTION = re.compile(r'\s*\[\s*([A-Za-z][\w.-]*)(?:\s+"[^"]*")?\s*\]')
 _PATH_KEY = re.compile(r"\s*path\s*=\s*(.*)", re.IGNORECASE)
 
 
-def stall_problem(cwd: Path, repo: Mapping[str, str], home: str) -> str | None:
-    """Why git run in `cwd` (on `repo`'s GIT_DIR/GIT_COMMON_DIR, else the repository found
-    from `cwd`) would block on opening a file, or None: the repository's config may include
-    any path, and a FIFO there stalls every git run until its timeout (issue 27). An
-    include that is not a regular file is refused; includes inside the repository or the
-    work tree are followed (git's depth); one elsewhere is only stat'ed."""
+# A config file changed this recently may change again within its timestamp's granularity
+# (a second on some file systems) unseen by its stat: it is listed again rather than trusted.
+_RACY_NS = 3_000_000_000
+
+
+@dataclass(frozen=True)
+class ConfigFiles:
+    """The repository config git would read in one place (issue 27, issue 33)."""
+
+    problem: str | None  # why git would block on opening one of them, or None
+    # (path, device, inode, size, mtime, ctime) of each file, and of each git directory's
+    # HEAD (an `includeIf "onbranch:"` follows it); equal signatures: the same config. None
+    # when it cannot tell: an include not followed, no repository found, a racy file.
+    signature: tuple[object, ...] | None
+
+
+def config_files(cwd: Path, repo: Mapping[str, str], home: str) -> ConfigFiles:
+    """The config of git run in `cwd` (on `repo`'s GIT_DIR/GIT_COMMON_DIR, else the
+    repository found from `cwd`): the repository's config may include any path, and a FIFO
+    there stalls every git run until its timeout (issue 27). An include that is not a regular
+    file is refused; includes inside the repository or the work tree are followed (git's
+    depth); one elsewhere is only stat'ed (and the signature is then None)."""
     dirs = _git_dirs(cwd, repo)
+    seen: list[object] = [str(d) for d in dirs] or [None]
     for git_dir in dirs:
+        seen.append(_stat_of(git_dir / "HEAD"))
         for name in ("config", "config.worktree"):
-            if (problem := _includes(git_dir, git_dir / name, home, 0)) is not None:
-                return problem
-    return None
+            if (problem := _includes(git_dir, git_dir / name, home, 0, seen)) is not None:
+                return ConfigFiles(problem, None)
+    racy = time.time_ns() - _RACY_NS
+    trusted = None not in seen and all(not isinstance(each, tuple) or each[1] is None
+                                       or max(each[4:]) < racy for each in seen)
+    return ConfigFiles(None, tuple(seen) if trusted else None)
+
+
+def _stat_of(path: Path) -> tuple[object, ...]:
+    try:
+        st = path.stat()
+    except OSError:
+        return (str(path), None)
+    return (str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _git_dirs(cwd: Path, repo: Mapping[str, str]) -> list[Path]:
@@ -101,7 +132,11 @@ def _git_dirs(cwd: Path, repo: Mapping[str, str]) -> list[Path]:
     return []
 
 
-def _includes(top: Path, config: Path, home: str, depth: int) -> str | None:
+def _includes(top: Path, config: Path, home: str, depth: int,
+              seen: list[object]) -> str | None:
+    """Why git would stall on `config` or what it includes, or None; each file's stat is
+    added to `seen`, and a None for one not followed."""
+    seen.append(_stat_of(config))
     try:
         mode = config.stat().st_mode
     except OSError:
@@ -109,14 +144,16 @@ def _includes(top: Path, config: Path, home: str, depth: int) -> str | None:
     if not stat.S_ISREG(mode):
         return f"{config} is not a regular file (git would wait on it)"
     if depth >= _INCLUDE_DEPTH:
+        seen.append(None)
         return None
     try:  # followed only inside `top`: aidd reads no file elsewhere
         text = read_file(top, config, _SMALL).decode("utf-8", "replace")
     except OSError:
+        seen.append(None)
         return None
     for target in _include_paths(text):
         path = Path(home, target[2:]) if target.startswith("~/") else config.parent / target
-        if (problem := _includes(top, path, home, depth + 1)) is not None:
+        if (problem := _includes(top, path, home, depth + 1, seen)) is not None:
             return problem
     return None
 

@@ -10,13 +10,8 @@ from pathlib import Path
 
 from aidd.console import aidd_command
 from aidd.fsio import unlink
-from aidd.project.checkpoints import (
-    REF_ROOT,
-    ROLLBACK_INDEX,
-    CheckpointError,
-    CheckpointStore,
-    is_run_id,
-)
+from aidd.project.checkpointnames import REF_ROOT, is_run_id, run_of
+from aidd.project.checkpoints import ROLLBACK_INDEX, CheckpointError, CheckpointStore
 
 BEFORE = "before-rollback"  # the label of the checkpoint a rollback takes first
 
@@ -39,7 +34,7 @@ def find_checkpoint(store: CheckpointStore, name: str) -> str:
     env = store.git_at(store.root / ROLLBACK_INDEX)
     pattern = name if name.startswith("refs/") else f"{REF_ROOT}/*/{name}"
     refs = store.git(env, "for-each-ref", "--format=%(refname)", pattern).splitlines()
-    runs = {ref: ref.removeprefix(REF_ROOT + "/").partition("/")[0] for ref in refs}
+    runs = {ref: run_of(ref) for ref in refs}
     ours = sorted((ref for ref, run in runs.items() if ref.startswith(REF_ROOT + "/")
                    and is_run_id(run)), key=lambda ref: runs[ref])
     if not ours:

@@ -11,6 +11,7 @@ from aidd.console import aidd_command, json_text, print_out
 from aidd.errors import ExitCode, NotFoundError
 from aidd.fsio import write_atomic
 from aidd.project import featurestate
+from aidd.project.attemptfeature import started_in
 from aidd.project.features import Feature, FeatureFile, is_unfixed, load_features
 from aidd.project.featurestate import WorkState
 from aidd.project.filters import FeatureFilter, counted_features
@@ -59,6 +60,7 @@ def build_status(
         markers=read_markers(paths),
         run=read_run_state(paths, now, left_of(counts)),
         notes=_notes(paths, files, exists),
+        started=started_in(files),
     )
 
 

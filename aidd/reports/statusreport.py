@@ -62,6 +62,9 @@ class StatusReport:
     markers: MarkerState
     run: RunState
     notes: tuple[str, ...] = field(default=())
+    # The folders of the features in progress (project/attemptfeature), filters aside: an
+    # attempt's start reads them here rather than reading every feature file again.
+    started: tuple[str, ...] = field(default=())
 
     @property
     def project_name(self) -> str:

@@ -69,3 +69,13 @@ class Checkpointer:
             return tuple(self._store.changed_paths(start, end))
         except (CheckpointError, OSError):
             return ()
+
+    def moved(self, start: Checkpoint | None, end: Checkpoint | None) -> bool | None:
+        """The attempt changed the project outside `.automaker/` (stuck detection), from its
+        `NNN` and `NNN-end` checkpoints; None when either is missing or git fails."""
+        if self._store is None or start is None or end is None:
+            return None
+        try:
+            return self._store.moved(start, end)
+        except (CheckpointError, OSError, ValueError):
+            return None

@@ -172,11 +172,15 @@ def stuck(plan: RunPlan, journal: Journal, state: PhaseState,
           attempt: Attempt) -> tuple[bool, str | None]:
     """Three successful or no-work attempts in a row that changed nothing end the phase
     (SUP-70..72); only without --max-iterations. Returns the verdict and the tree's
-    fingerprint now."""
-    if plan.settings.max_iterations is not None or attempt.fingerprint_before is None:
+    fingerprint now (None: the attempt's checkpoints told, project/checkpoints `moved`)."""
+    if plan.settings.max_iterations is not None:
         return False, None
-    after = fingerprint(plan.paths.root, plan.settings.environ)
-    if after != attempt.fingerprint_before:
+    after = None
+    if attempt.moved is None:
+        if attempt.fingerprint_before is None:
+            return False, None
+        after = fingerprint(plan.paths.root, plan.settings.environ)
+    if attempt.moved or (attempt.moved is None and after != attempt.fingerprint_before):
         state.stuck, state.stuck_numbers = 0, ()
     elif attempt.outcome.outcome is Outcome.SUCCESS or attempt.outcome.reason is Reason.NO_WORK:
         state.stuck += 1

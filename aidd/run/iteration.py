@@ -14,7 +14,7 @@ from aidd.clock import Clock
 from aidd.fsio import write_atomic
 from aidd.logs.extract import write_extraction
 from aidd.project.activity import FileActivity
-from aidd.project.attemptfeature import feature_of, features_changed, started_features
+from aidd.project.attemptfeature import feature_of, features_changed
 from aidd.project.checkpoints import CheckpointStore
 from aidd.project.detect import Origin, onboarding_complete
 from aidd.project.fingerprint import fingerprint
@@ -50,6 +50,8 @@ class Attempt:
     changed: tuple[str, ...] = ()  # the files it changed, from its checkpoints, when known
     feature: str | None = None  # the feature folder it worked on (project/attemptfeature)
     tree: str | None = None  # the project's tree at its end (NNN-end), when checkpointed
+    # It changed the project outside .automaker/, from its checkpoints (None: not known).
+    moved: bool | None = None
 
     @property
     def rate_limited(self) -> bool:
@@ -96,12 +98,10 @@ class IterationRunner:
                    header_summary(plan, state, number, selection, model))
         for message in sync_messages:
             log.message(message.text, message.level)
-        self._prepare(state, selection)
-        before = self._fingerprint(carried_fingerprint)
+        started = self._prepare(state, selection)
         focus = plan.feature_filter.focus if plan.feature_filter is not None else None
         named = self.parallel.feature or (  # the slot's own, else --feature's
             focus.dir_name if focus is not None else None)
-        started = started_features(tree)
         at_start = feature_of(named, (), started)
         context = build_context(plan, state.phase, state, number, selection, self.clock.now(),
                                 self._gate_report(),
@@ -111,6 +111,8 @@ class IterationRunner:
                               plan.renderer.render_prompt(context), at_start)
         nudge = plan.renderer.render_nudge(context.with_nudge(plan.settings.idle_nudge_timeout))
         start = self.checkpoints.record(number)
+        # With checkpoints, stuck detection compares their trees: no `git status` of its own.
+        before = None if start is not None else self._fingerprint(carried_fingerprint)
         was = nowork.look_before(tree.root, plan.settings.environ, start, before)
         outcome = self._run_attempt(self._request(state, number, selection, model, prompt, nudge))
         end = self.checkpoints.record(number, "-end")
@@ -125,7 +127,8 @@ class IterationRunner:
         feature = feature_of(named, features_changed(changed), started)
         self._record_end(number, outcome, cost, feature)
         return Attempt(number, selection, outcome, before, cost, changed, feature,
-                       end.tree if end is not None else None)
+                       end.tree if end is not None else None,
+                       self.checkpoints.moved(start, end))
 
     def _cascade(self, state: PhaseState, completion_review: bool) -> CascadeState:
         kind, paths = state.phase.kind, self.tree
@@ -139,9 +142,10 @@ class IterationRunner:
             existing_codebase=self.plan.origin is Origin.EXISTING,
         )
 
-    def _prepare(self, state: PhaseState, selection: Selection) -> None:
+    def _prepare(self, state: PhaseState, selection: Selection) -> tuple[str, ...]:
         """The files the prompt will name: artifacts from templates, the spec for an
-        initializer, the audit's definitions, the CLI's own settings, a fresh status.md."""
+        initializer, the audit's definitions, the CLI's own settings, a fresh status.md;
+        returns the features in progress as status.md read them (project/attemptfeature)."""
         plan, journal = self.plan, self.journal
         paths, spec = self.tree, plan.settings.spec
         for name in copy_artifacts(paths):
@@ -152,7 +156,9 @@ class IterationRunner:
             copy_definitions(state.phase.audit, paths)
         for file, warning in plan.adapter.prepare_project(paths.root):
             journal.warn(warning, file=file)
-        refresh_status_file(plan.paths, plan.feature_filter, self.clock.now())
+        # status.md is the project's; a slot names its own feature, so its tree's are not read
+        report, _ = refresh_status_file(plan.paths, plan.feature_filter, self.clock.now())
+        return report.started
 
     def _fingerprint(self, carried: str | None) -> str | None:
         """Stuck detection runs only without --max-iterations (SUP-70)."""

@@ -19,7 +19,7 @@ from typing import Any
 
 from aidd.events import tail_events
 from aidd.project.attemptfeature import feature_of
-from aidd.project.checkpoints import is_run_id
+from aidd.project.checkpointnames import is_run_id
 
 TAIL_BYTES = 1 << 20  # the end of the newest run: its last attempts and its end, if any
 _WORD = re.compile(r"[a-z0-9_-]{1,40}")  # a reason, a prompt kind, a checkpoint label

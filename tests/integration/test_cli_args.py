@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 import aidd
+from aidd import __version__
 from aidd.errors import EXIT_MEANINGS
 from aidd.options import OPTIONS
 from tests.conftest import FakeAgent
@@ -250,3 +253,18 @@ def test_a_one_shot_says_which_flags_it_ignores_once(run_aidd: RunAidd, tmp_path
                          "run's settings)\n") == 1, res.err
     res = run_aidd("--project-dir", str(project), "--status", "--json")
     assert "ignoring" not in res.err
+
+
+def test_version_alone_answers_before_the_cli_imports(tmp_path: Path) -> None:
+    """issue 33: `aidd --version` under 100 ms: Click and the config are not imported, and
+    the line is Click's own."""
+    probe = ("import sys; from aidd.__main__ import main; main(); "
+             "print(sorted(m for m in ('aidd.cli', 'click') if m in sys.modules))")
+    for flag in ("--version", "-v"):
+        fast = subprocess.run([sys.executable, "-c", probe, flag], capture_output=True,
+                              text=True, check=True, cwd=tmp_path)
+        assert fast.stdout == f"aidd {__version__}\n[]\n"
+    slow = subprocess.run([sys.executable, "-c", "from aidd.cli import main; main()",
+                           "--version"], capture_output=True, text=True, check=True,
+                          cwd=tmp_path)
+    assert slow.stdout == f"aidd {__version__}\n"

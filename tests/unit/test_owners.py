@@ -77,6 +77,7 @@ _JSON_CALLS = frozenset({"json.loads", "json.load", "json.JSONDecoder"})
 TERMINAL_ALLOWED: dict[str, str] = {
     "aidd.console": "the owner",
     "aidd.notify.worker": "its standard output is the pipe to the courier, not a terminal",
+    "aidd.__main__": "`aidd --version` alone, before importing console (issue 33: 100 ms)",
 }
 
 # -- lock holders: lockfile judges them; procfs answers its Liveness --------------------------

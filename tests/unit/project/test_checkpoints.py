@@ -136,6 +136,34 @@ def test_what_an_attempt_changed_comes_from_its_end_checkpoint_without_git(
     assert runs == []
 
 
+@pytest.mark.parametrize("with_git", [True, False], ids=["git", "plain"])
+def test_a_checkpoints_ref_is_written_without_git_and_git_reads_it(
+        repo: Path, tmp_path: Path, with_git: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """issue 33: two `git update-ref` an iteration were a sixth of its git runs; the loose
+    ref aidd writes is the one git would, so listing and rollback find it."""
+    root = repo if with_git else tmp_path / "plain"
+    root.mkdir(exist_ok=True)
+    (root / "a.txt").write_text("a\n")
+    runs = _git_runs(monkeypatch)
+    store = CheckpointStore(root, RUN, os.environ)
+    first = store.record("001")
+    (root / "a.txt").write_text("b\n")
+    end = store.record("001-end")
+    again = store.record("002")  # the tree unchanged: the same commit, a ref of its own
+    assert not [r for r in runs if r[0] == "update-ref"]
+    assert [(c.label, c.commit) for c in store.listing()] == [
+        ("001", first.commit), ("001-end", end.commit), ("002", end.commit)]
+    assert again.commit == end.commit
+
+
+def test_a_reftable_repository_gets_its_refs_from_git(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (repo / ".git" / "reftable").mkdir()  # what a reftable repository holds (git >= 2.45)
+    runs = _git_runs(monkeypatch)
+    CheckpointStore(repo, RUN, os.environ).record("001")
+    assert [r[0] for r in runs].count("update-ref") == 1
+
+
 def test_a_plain_directory_gets_a_private_repository(tmp_path: Path) -> None:
     root = tmp_path / "plain"
     (root / "src").mkdir(parents=True)
@@ -159,6 +187,27 @@ def test_a_project_in_a_subdirectory_records_only_its_own_changes(repo: Path) ->
     assert files["packages/web/index.js"] == "js\n"
     assert files["app.py"] == "print('v1')\n"  # outside the project: as the user's index has it
     assert "new.py" not in files
+
+
+def test_a_move_is_a_change_outside_automaker_or_a_new_head(repo: Path) -> None:
+    """What the stuck check reads from an attempt's two checkpoints (issue 33): the metadata
+    and files outside the project (staged in the user's index) are no move; a commit is."""
+    sub = repo / "packages" / "web"
+    (sub / ".automaker" / "features" / "f").mkdir(parents=True)
+    (sub / "index.js").write_text("js\n")
+    store = CheckpointStore(sub, RUN, os.environ)
+    start = store.record("001")
+    (sub / ".automaker" / "features" / "f" / "feature.json").write_text("{}\n")
+    (repo / "other.py").write_text("outside\n")
+    git(repo, "add", "other.py")
+    end = store.record("001-end")
+    assert end.tree != start.tree
+    assert not store.moved(start, end)
+    git(repo, "commit", "-qm", "the agent's commit")
+    again = store.record("002")
+    assert store.moved(end, again)
+    (sub / "index.js").write_text("js 2\n")
+    assert store.moved(again, store.record("002-end"))
 
 
 def test_without_git_a_checkpoint_fails_with_a_clear_error(tmp_path: Path) -> None:

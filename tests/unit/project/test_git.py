@@ -7,7 +7,8 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from aidd.project.checkpoints import PRIVATE_REPO, CheckpointStore, is_run_id
+from aidd.project.checkpointnames import is_run_id
+from aidd.project.checkpoints import PRIVATE_REPO, CheckpointStore
 from aidd.project.git import Git, overrides, parse_listing
 
 

@@ -14,8 +14,11 @@ import pytest
 
 from aidd.config import Actions, load_settings
 from aidd.doctor.gitcheck import check_git
-from aidd.project.checkpoints import REF_ROOT, CheckpointError, CheckpointStore
+from aidd.project import gitlayout
+from aidd.project.checkpointnames import REF_ROOT
+from aidd.project.checkpoints import CheckpointError, CheckpointStore
 from aidd.project.fingerprint import fingerprint
+from aidd.project.git import Done, Git
 from aidd.project.rollback import roll_back
 from aidd.reports.morning.history import GitView
 from tests.gitrepo import git
@@ -241,3 +244,79 @@ def test_an_include_of_a_regular_file_still_runs(tmp_path: Path) -> None:
         config.write('[include]\n\tpath = "extra.inc"\n\tpath = ~/absent.inc\n')
     store = CheckpointStore(root, RUN, os.environ)
     assert store.record("001").commit
+
+
+def _listings(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Where `git config --list` ran from now on (the config files trusted at once)."""
+    monkeypatch.setattr(gitlayout, "_RACY_NS", 0)
+    runs: list[Path] = []
+    real = Git._exec
+
+    def spy(self: Git, argv: list[str], stdin: bytes | None) -> Done:
+        if argv[1:2] == ["config"]:
+            runs.append(self.cwd)
+        return real(self, argv, stdin)
+
+    monkeypatch.setattr(Git, "_exec", spy)
+    return runs
+
+
+@pytest.mark.parametrize("with_git", [True, False], ids=["git", "plain"])
+def test_an_unchanged_config_is_listed_once_a_run(tmp_path: Path, with_git: bool,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """issue 33: three `git config --list` an iteration were a third of its git runs."""
+    root = tmp_path / "shop"
+    root.mkdir()
+    (root / "a.txt").write_text("a\n")
+    if with_git:
+        git(root, "init", "-q", "-b", "main")
+    runs = _listings(monkeypatch)
+    store = CheckpointStore(root, RUN, os.environ)
+    for n in range(1, 4):
+        store.record(f"{n:03d}")
+        (root / "a.txt").write_text(f"change {n}\n")
+        store.record(f"{n:03d}-end")
+    assert len(runs) == 1
+
+
+def test_a_driver_the_agent_adds_mid_run_is_still_emptied(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The listing is kept while the config files keep their stat; the agent's edit of one,
+    an included one too, is listed again, and its filter never runs in aidd's git."""
+    root = tmp_path / "shop"
+    root.mkdir()
+    (root / "a.txt").write_text("a\n")
+    git(root, "init", "-q", "-b", "main")
+    (root / ".git" / "extra.inc").write_text("[core]\n\tautocrlf = false\n")
+    with (root / ".git" / "config").open("a") as config:
+        config.write('[include]\n\tpath = extra.inc\n')
+    hostile_attributes(root)
+    runs = _listings(monkeypatch)
+    store = CheckpointStore(root, RUN, os.environ)
+    store.record("001")
+    assert len(runs) == 1
+    markers, programs = tmp_path / "markers", tmp_path / "programs"
+    clean = marker_program(programs, markers, "clean")
+    (root / ".git" / "extra.inc").write_text(f'[filter "x"]\n\tclean = {clean}\n')
+    (root / "a.txt").write_text("agent's\n")
+    store.record("001-end")
+    assert len(runs) == 2
+    with (root / ".git" / "config").open("a") as config:
+        config.write(f'[filter "p"]\n\tprocess = {marker_program(programs, markers, "p")}\n')
+    (root / "a.txt").write_text("agent's again\n")
+    store.record("002")
+    assert len(runs) == 3
+    assert ran(markers) == []
+
+
+def test_a_config_changed_just_now_is_listed_again(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Within its timestamp's granularity a file may change unseen by its stat: not trusted."""
+    root = tmp_path / "shop"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    runs = _listings(monkeypatch)
+    monkeypatch.setattr(gitlayout, "_RACY_NS", 3_600 * 10**9)
+    for _ in range(2):
+        Git(root, os.environ).run("status")
+    assert len(runs) == 2

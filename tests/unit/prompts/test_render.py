@@ -231,6 +231,29 @@ def test_compile_all_covers_the_shipped_set(project: ProjectPaths, cli: str) -> 
     assert "builtin/coding.md" in compiled  # in-progress extends it
 
 
+def test_compile_all_parses_each_template_once(project: ProjectPaths,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """issue 33: the parse that compiles a template also tells what it includes (parsing
+    twice was a quarter of a run's start); a missing include is still named."""
+    renderer = PromptRenderer.for_project(project)
+    parsed: list[str | None] = []
+    real = renderer.env._parse  # what `parse` and `compile` of a source both call
+
+    def spy(source: str, name: str | None, filename: str | None) -> nodes.Template:
+        parsed.append(name)
+        return real(source, name, filename)
+
+    monkeypatch.setattr(renderer.env, "_parse", spy)
+    compiled = renderer.compile_all("opencode")
+    assert sorted(parsed) == sorted(compiled)
+    override = project.prompt_overrides / "coding.md"
+    override.parent.mkdir(parents=True, exist_ok=True)
+    override.write_text("{% include 'no-such.md' %}\n")
+    with pytest.raises(TemplateError, match="template not found: no-such.md, "
+                                            r"\.automaker/prompts/coding\.md:1"):
+        PromptRenderer.for_project(project).compile_all("opencode")
+
+
 def _templates() -> list[str]:
     root = data_dir("prompts")
     return sorted(

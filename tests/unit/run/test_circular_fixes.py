@@ -8,14 +8,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from aidd.errors import ExitCode
 from aidd.gate.commands import parse_gate
+from aidd.project import features
 from aidd.project.paths import ProjectPaths
 from aidd.session.outcome import Reason
 from tests.fakes.gate import FakeGate, red
 from tests.fakes.session import failure, success
 from tests.featurefiles import feature
-from tests.unit.run.conftest import Loop
+from tests.unit.run.conftest import Loop, ScheduledClock
 
 PYTEST = parse_gate([{"name": "pytest", "run": "pytest -q --junitxml=report.xml",
                       "junit": "report.xml"}])
@@ -146,3 +149,30 @@ def test_the_same_change_again_by_tree_is_the_same_ending(loop: Loop) -> None:
     (aside,) = run.named("feature_set_aside")
     assert aside["attempts"] == [1, 2, 3]
     assert aside["endings"] == ["it finished, leaving the files as the others did"] * 3
+
+
+def _reads_of_a_run(tmp_path: Path, iterations: int, monkeypatch: pytest.MonkeyPatch) -> int:
+    loop = Loop(tmp_path / str(iterations), ScheduledClock())
+    loop.paths.automaker.mkdir(parents=True)
+    loop.paths.app_spec.write_text("# Shop\nA small shop.\n")
+    _project(loop)
+    reads: list[Path] = []
+    real = features.load_file
+
+    def spy(path: Path, root: Path) -> features.FeatureFile | None:
+        reads.append(path)
+        return real(path, root)
+
+    monkeypatch.setattr(features, "load_file", spy)
+    loop.run(*[success()] * iterations, max_iterations=iterations)
+    monkeypatch.undo()
+    return len(reads)
+
+
+def test_an_attempt_reads_the_feature_files_for_status_md_only(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """issue 33: the features in progress at an attempt's start come from the status.md
+    refresh's own read of the feature files (165 ms a read at 5,000 features): three reads an
+    attempt, that one, the completion check's and the board guard's snapshot, not four."""
+    one, three = (_reads_of_a_run(tmp_path, n, monkeypatch) for n in (1, 3))
+    assert (three - one) / 2 == 2 * 3  # two feature files, three reads each an attempt

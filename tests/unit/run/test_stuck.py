@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from aidd.project.git import Done, Git
 from tests.fakes.session import failure, success
 from tests.unit.run.conftest import Loop
 
@@ -24,10 +27,32 @@ def test_three_successes_without_a_change_end_the_phase(loop: Loop) -> None:
     assert [e["reason"] for e in run.named("phase_end")] == ["stuck"]
 
 
-def test_a_change_resets_the_count(loop: Loop) -> None:
-    run = loop.run(success(_touch("a.py")), success(_touch("b.py")), success())
+def _statuses(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    runs: list[list[str]] = []
+    real = Git._exec
+
+    def spy(self: Git, argv: list[str], stdin: bytes | None) -> Done:
+        if "status" in argv:
+            runs.append(argv)
+        return real(self, argv, stdin)
+
+    monkeypatch.setattr(Git, "_exec", spy)
+    return runs
+
+
+@pytest.mark.parametrize("checkpoints", [True, False], ids=["checkpoints", "fingerprint"])
+def test_a_change_resets_the_count(loop: Loop, checkpoints: bool,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """With checkpoints the attempt's NNN and NNN-end trees tell (issue 33: no `git status`
+    of its own); without, the fingerprint does: the same verdicts. A change under
+    .automaker/ is no change."""
+    statuses = _statuses(monkeypatch)
+    run = loop.run(success(_touch("a.py")), success(_touch("b.py")),
+                   success(_touch(".automaker/notes.md")), no_checkpoints=not checkpoints)
     assert len(run.session.requests) == 5
     assert run.named("stuck")[0]["iterations"] == [3, 4, 5]
+    assert bool(run.named("checkpoint")) == checkpoints
+    assert (statuses == []) == checkpoints
 
 
 def test_a_failure_without_a_change_neither_counts_nor_resets(loop: Loop) -> None:
