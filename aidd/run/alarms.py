@@ -21,7 +21,8 @@ from aidd.session.orphans import MARK_VAR
 
 # At the run's end, how long aidd waits to hear how its last notifications went. A dead endpoint
 # costs the run this much and no more (issue 16: within 1 s); the worker goes on delivering.
-END_WAIT_S = 0.5
+# 0.5 s missed a refused connection when a loaded machine was slow to start the worker.
+END_WAIT_S = 0.9
 END_RETRY_PAUSE_S = 0.05  # three tries of a refused connection fit in END_WAIT_S
 
 MakeCourier = Callable[[Mapping[str, str], OnOutcome], Courier]
