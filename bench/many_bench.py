@@ -25,22 +25,11 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import Result, print_results
-from bench.overhead_bench import BASE, PROMPT_BYTES, aidd_env, shim_dir
+from bench.overhead_bench import BASE, PROMPT_BYTES, aidd_env, fresh_project, shim_dir
 
 ROOT = BASE.parent / "many"
 ITERATIONS = 10
 TARGET_RATIO = 2.0
-
-
-def _project(index: int, env: dict[str, str]) -> Path:
-    root = ROOT / f"p{index:02d}"
-    shutil.rmtree(root, ignore_errors=True)
-    root.mkdir(parents=True)
-    (root / "README.md").write_text("# bench\n")
-    for argv in (["init", "-q"], ["add", "-A"],
-                 ["-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "init"]):
-        subprocess.run(["git", *argv], cwd=root, env=env, check=True, capture_output=True)
-    return root
 
 
 def _cpu(usage: resource.struct_rusage) -> float:
@@ -65,7 +54,7 @@ def side_by_side(count: int) -> tuple[list[float], float]:
     """`count` runs started at once: each one's CPU (aidd and what it started) per iteration,
     and the wall time until the last one ended."""
     env = aidd_env(ITERATIONS)
-    projects = [_project(i, env) for i in range(count)]
+    projects = [fresh_project(env, ROOT / f"p{i:02d}") for i in range(count)]
     start = time.perf_counter()
     procs = [subprocess.Popen([sys.executable, "-m", "aidd", "--project-dir", str(p), "--cli",
                                "opencode"], env=env, cwd=p, stdin=subprocess.DEVNULL,

@@ -91,9 +91,10 @@ def aidd_env(iterations: int) -> dict[str, str]:
     })
 
 
-def fresh_project(env: dict[str, str]) -> Path:
-    """A git project with one commit (an existing codebase: onboarding prompts)."""
-    root = BASE / "project"
+def fresh_project(env: dict[str, str], root: Path | None = None) -> Path:
+    """A git project with one commit (an existing codebase: onboarding prompts), made anew at
+    `root` (default: the bench's own)."""
+    root = root or BASE / "project"
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
     (root / "README.md").write_text("# bench\n")
