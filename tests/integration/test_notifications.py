@@ -250,8 +250,8 @@ def _refused_url() -> str:
 def test_a_refused_end_notification_is_said_before_aidd_exits(
         run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, project: Path) -> None:
     """Issue 28 item 8: a webhook refusing the run's end notification was retried for about
-    2 s while aidd waited 0.5 s, so nothing ever said it failed (the wait is now 0.9 s). Now the end's retries come
-    at once: a warning and a `notify_failed` event before aidd exits."""
+    2 s while aidd waited 0.5 s, so nothing ever said it failed. Now the end's retries come at
+    once, and aidd waits 0.9 s: a warning and a `notify_failed` event before aidd exits."""
     complete_project(project)
     fake_agent.script(OK)
     refused = _refused_url()
