@@ -114,7 +114,7 @@ class TreeScope:
     def __init__(self, marked: Callable[[], Iterable[int]] = tuple,
                  foreign: Callable[[], Iterable[int]] = tuple) -> None:
         self._me = os.getpid()
-        self._before = {pid for pid, row in _table().items() if row.ppid == self._me}
+        self._before = _children_now(self._me)
         self._marked = marked
         self._foreign = foreign
         self._handles = _Handles()
@@ -167,6 +167,14 @@ class _Handles:
             except (psutil.Error, ValueError):
                 return None
         return proc
+
+
+def _children_now(pid: int) -> set[int]:
+    """`pid`'s children: from its tasks' children lists where the kernel keeps them (a few
+    reads at every attempt's start, issue 33), else from a pass over the process table."""
+    if procfs.children_known():
+        return set(procfs.children(pid))
+    return {child for child, row in _table().items() if row.ppid == pid}
 
 
 def _table() -> dict[int, procfs.Row]:

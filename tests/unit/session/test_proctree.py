@@ -290,3 +290,23 @@ def test_a_foreign_child_of_aidd_is_not_taken_for_an_adopted_orphan(
         for child in (other, stray):
             child.kill()
             child.wait()
+
+
+def test_a_scope_learns_aidd_s_children_without_scanning_the_process_table(
+        fake_agent: FakeAgent, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33: the children aidd had before the agent started come from its tasks' children
+    lists (a few reads), not from a pass over every process; they are still never adopted."""
+    if not procfs.children_known():
+        pytest.skip("this kernel lists no task's children")
+    earlier = subprocess.Popen(["sleep", "106"], start_new_session=True)
+    try:
+        with monkeypatch.context() as patch:
+            patch.setattr(procfs, "table", lambda: pytest.fail("the process table was scanned"))
+            scope = proctree.TreeScope()
+        proc = start(fake_agent)
+        assert earlier.pid not in {p.pid for p in scope.snapshot(proc.pid)}
+        kill(proc, scope)
+        assert running(earlier.pid)
+    finally:
+        earlier.kill()
+        earlier.wait()
