@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import queue
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from aidd.clock import Clock
 from aidd.project import featurestate
@@ -132,7 +132,8 @@ class Slots:
             return
         self.journal.events.emit("worktrees_cleaned", removed=list(left.removed),
                                  kept=list(left.kept), deleted=list(left.deleted))
-        if left.kept:
+        if left.kept:  # named in the header of every slot's attempt log (its plan's)
+            self.plan = replace(self.plan, kept_branches=tuple(left.kept))
             self.journal.say(f"parallel: unmerged branches of a stopped run kept (their next "
                              f"attempt resumes on them): {', '.join(left.kept)}", "WARN")
 
@@ -169,7 +170,8 @@ class Slots:
             self._given_up.add(file.feature.id)
             raise
         events = self.journal.events.tagged(slot=slot, feature=file.dir_name)
-        journal = Journal(self.journal.console, events, self.clock, self.plan.paths.root)
+        journal = Journal(self.journal.console, events, self.clock, self.plan.paths.root,
+                          tag=f"[slot {slot}] ")
         store = CheckpointStore.of_worktree(tree.path, tree.git_dir, self.trees.common,
                                             self.plan.settings.environ)
         store.run_id = events.run_id

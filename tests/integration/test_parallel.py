@@ -106,6 +106,12 @@ def test_two_agents_finish_two_features_to_73(run_aidd: RunAidd, env: dict[str, 
     starts = events(root, "iteration_start")
     assert sorted(e["number"] for e in starts) == [1, 2, 3]  # one numbering across slots
     assert "slot" not in starts[-1]  # the single completion review
+    lines = res.out.splitlines()
+    for slot in (1, 2):  # a slot's console lines start with it: its header, its words
+        assert any(line.startswith(f"[slot {slot}] [aidd] Iteration ") for line in lines)
+        assert any(line.startswith(f"[slot {slot}] [aidd ") for line in lines)
+    review = next(i for i, line in enumerate(lines) if "(log 003)" in line)
+    assert not any(line.startswith("[slot") for line in lines[review:])  # one agent: no tag
     log = git(root, "log", "--first-parent", "--format=%s", "main").splitlines()
     assert sorted(log[:2]) == ["aidd: merge aidd/f1", "aidd: merge aidd/f2"]
     assert git(root, "status", "--porcelain", "--untracked-files=no") == ""
@@ -230,6 +236,11 @@ def test_after_a_kill_9_the_next_run_keeps_the_unmerged_work_and_finishes(
     assert sorted(cleaned["kept"]) == ["aidd/f1", "aidd/f2"]
     assert sorted(Path(p).name for p in cleaned["removed"]) == ["f1", "f2"]
     assert "unmerged branches of a stopped run kept" in res.out
+    resumed = [e for e in events(root, "iteration_start") if "slot" in e][2:]
+    assert len(resumed) == 2
+    for start in resumed:  # each slot's log header names them
+        assert ("[aidd] Kept branches (a stopped run's unmerged work): aidd/f1, aidd/f2\n"
+                in (root / start["log"]).read_text())
     for fid in ("f1", "f2"):
         assert (root / f"{fid}.half").read_text() == "half\n"  # the killed run's work, merged
         assert (root / f"{fid}.txt").is_file()
