@@ -118,6 +118,35 @@ def test_two_agents_finish_two_features_to_73(run_aidd: RunAidd, env: dict[str, 
     assert git(root, "worktree", "list").count("\n") == 1  # the project's own: others removed
 
 
+def test_the_board_shows_each_worked_feature_on_its_branch(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """AutoMaker's auto mode marks a feature it works in a worktree (`branchName`, status
+    `in_progress`) in the project's file; aidd does the same, keeps the mark out of every
+    worktree's copy, and takes it off before the merge (where `.automaker/` is tracked a
+    local change would refuse it): the board ends as after AutoMaker's own merge."""
+    root = git_project(tmp_path / "proj", ["f1", "f2"])
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    look = (f'f=$(basename "$PWD"); cp "{root}/.automaker/features/$f/feature.json" '
+            f'"{seen}/$f.board.json"; cp -r .automaker/features "{seen}/$f.copies"; ')
+    work: list[dict[str, Any]] = [READ, {"spawn": ["sh", "-c", look + FINISH_OWN],
+                                         "wait": True}, {"say": "done"}, {"finish": True}]
+    fake_agent.script(work, work, REVIEW)
+    res = run_aidd("--project-dir", str(root), "--parallel", "2", *LIMITS, env=env,
+                   timeout=120)
+    assert res.code == 73, res.err + res.out
+    for fid in ("f1", "f2"):
+        board = json.loads((seen / f"{fid}.board.json").read_text())
+        assert (board["branchName"], board["status"]) == (f"aidd/{fid}", "in_progress")
+        for copy in (seen / f"{fid}.copies").glob("*/feature.json"):
+            assert "branchName" not in json.loads(copy.read_text()), copy
+        done = json.loads((root / ".automaker/features" / fid / "feature.json").read_text())
+        assert done["status"] == "verified"
+        assert "branchName" not in done
+    assert sorted(m["result"] for m in events(root, "merge")) == ["merged", "merged"]
+    assert git(root, "status", "--porcelain", "--untracked-files=no") == ""
+
+
 def test_parallel_needs_a_git_project(run_aidd: RunAidd, env: dict[str, str],
                                       fake_agent: FakeAgent, tmp_path: Path) -> None:
     fake_agent.script(WORK)
