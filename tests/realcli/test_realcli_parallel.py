@@ -62,7 +62,7 @@ def test_two_agents_finish_two_features_to_73(
         data = json.loads((root / ".automaker/features" / fid / "feature.json").read_text())
         assert data["status"] == "verified"
     merges = sorted((m["feature"], m["result"]) for m in run.events("merge"))
-    assert merges == [("f1", "merged"), ("f2", "merged")]
+    assert merges == [("f1", "merged"), ("f2", "merged")], run.events("merge")
     slotted = [e for e in run.events("iteration_start") if "slot" in e]
     assert sorted(e["slot"] for e in slotted) == [1, 2]  # both agents at once, one each
     assert {e["feature"] for e in slotted} == {"f1", "f2"}
