@@ -51,6 +51,7 @@ class ProjectJob:
     args: list[str]
     pool: str  # the credential pool, or "" for none
     env: dict[str, str] = field(default_factory=dict)
+    slots: int = 1  # the pool slots its run holds: its `--parallel N` (N agents at once)
     heartbeat_s: float = 30.0
     max_attempts: int = 3
 
@@ -113,6 +114,13 @@ class PoolState:
     cap: int = 1
     holders: list[str] = field(default_factory=list)
     queue: list[str] = field(default_factory=list)
+    slots: dict[str, int] = field(default_factory=dict)  # a requester's slots when not 1
+
+    def needs(self, requester: str) -> int:
+        return self.slots.get(requester, 1)
+
+    def held(self) -> int:
+        return sum(self.needs(h) for h in self.holders)
 
 
 def project_workflow_id(fleet: str, name: str) -> str:

@@ -136,14 +136,35 @@ def _project(reader: _Reader, fleet: str, key: str, spec: dict[str, Any],
     if pool and pool not in pools:
         raise reader.fail(f"{where}.key", f"unknown pool {shown(pool)} (add it under pools)")
     path = _path(reader, f"{where}.path", spec) if "path" in spec else ""
+    args = _args(reader, f"{where}.args", spec.get("args"))
+    env = {reader.text(f"{where}.env", k): str(v)
+           for k, v in reader.mapping(f"{where}.env", spec.get("env")).items()}
+    slots = _slots(reader, where, args, env)
+    if pool and slots > pools[pool]:
+        raise reader.fail(f"{where}.args", f"--parallel {slots} needs more than the "
+                                           f"{pools[pool]} slot(s) of pool {shown(pool)}")
     return ProjectJob(
         fleet=fleet, name=name, path=path,
         git=reader.text(f"{where}.git", spec["git"]) if "git" in spec else "",
         branch=reader.text(f"{where}.branch", spec.get("branch", "aidd/fleet")),
-        cli=cli, args=_args(reader, f"{where}.args", spec.get("args")), pool=pool,
-        env={reader.text(f"{where}.env", k): str(v)
-             for k, v in reader.mapping(f"{where}.env", spec.get("env")).items()},
-        **common)
+        cli=cli, args=args, pool=pool, env=env, slots=slots, **common)
+
+
+def _slots(reader: _Reader, where: str, args: list[str], env: dict[str, str]) -> int:
+    """The pool slots the project's run holds: the `--parallel N` of its args (the last, as
+    aidd reads its flags), else `AIDD_PARALLEL` of its env, else 1."""
+    key, raw = f"{where}.env", env.get("AIDD_PARALLEL")
+    for i, arg in enumerate(args):
+        if arg == "--parallel" and i + 1 < len(args):
+            key, raw = f"{where}.args", args[i + 1]
+        elif arg.startswith("--parallel="):
+            key, raw = f"{where}.args", arg.partition("=")[2]
+    if raw is None:
+        return 1
+    if not raw.strip().isdigit() or int(raw) < 1:
+        raise reader.fail(key, f"--parallel: expected a whole number of at least 1, "
+                               f"got {shown(raw)}")
+    return int(raw)
 
 
 def _path(reader: _Reader, key: str, spec: dict[str, Any]) -> str:

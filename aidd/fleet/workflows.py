@@ -71,7 +71,7 @@ class ProjectWorkflow:
                 if job.pool else None)
         try:
             if pool is not None:
-                await self._acquire(pool)
+                await self._acquire(pool, job.slots)
             if self._stop:
                 return ProjectResult(State.STOPPED, 6, Progress(), "stopped before it started")
             return await self._run(job)
@@ -79,8 +79,10 @@ class ProjectWorkflow:
             if pool is not None:
                 await _signal(pool, "release", me)
 
-    async def _acquire(self, pool: workflow.ExternalWorkflowHandle[Any]) -> None:
-        while not await _signal(pool, "acquire", workflow.info().workflow_id):
+    async def _acquire(self, pool: workflow.ExternalWorkflowHandle[Any], slots: int) -> None:
+        me = workflow.info().workflow_id
+        # One slot: the signal as before `--parallel` (a history replays the same commands).
+        while not await _signal(pool, "acquire", *((me,) if slots == 1 else (me, slots))):
             if await self._wait(GRANT_RETRY):
                 return
         await workflow.wait_condition(lambda: self._granted or bool(self._stop))
@@ -137,10 +139,10 @@ def _exit_in(message: str) -> int | None:
 
 
 async def _signal(handle: workflow.ExternalWorkflowHandle[Any], name: str,
-                  arg: str | None = None) -> bool:
+                  *args: str | int) -> bool:
     """Signal another workflow; False when it is not running (never a failed task)."""
     try:
-        await (handle.signal(name) if arg is None else handle.signal(name, arg))
+        await handle.signal(name, args=args)
     except Exception:  # the target is gone or not started yet
         return False
     return True
@@ -155,17 +157,23 @@ class PoolWorkflow:
         self._state = PoolState()
 
     @workflow.signal
-    def acquire(self, requester: str) -> None:
+    def acquire(self, requester: str, slots: int = 1) -> None:
+        """`slots`: a project with `--parallel N` holds N of the pool's slots at once."""
         if requester in self._state.holders:  # asked again (a replay, a restart): grant again
             self._state.holders.remove(requester)
         if requester not in self._state.queue:
             self._state.queue.append(requester)
+        if slots > 1:
+            self._state.slots[requester] = slots
+        else:
+            self._state.slots.pop(requester, None)
 
     @workflow.signal
     def release(self, requester: str) -> None:
         for waiting in (self._state.holders, self._state.queue):
             if requester in waiting:
                 waiting.remove(requester)
+        self._state.slots.pop(requester, None)
 
     @workflow.signal
     def set_cap(self, cap: int) -> None:
@@ -178,20 +186,31 @@ class PoolWorkflow:
     @workflow.run
     async def run(self, state: PoolState) -> None:
         self._state = PoolState(cap=max(1, state.cap), holders=list(state.holders),
-                                queue=list(state.queue + self._state.queue))
+                                queue=list(state.queue + self._state.queue),
+                                slots={**state.slots, **self._state.slots})
         while True:
             await self._until_grantable()
             if _long_history():
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 workflow.continue_as_new(self._state)
-            requester = self._state.queue.pop(0)
-            self._state.holders.append(requester)
+            requester = self._grant()
             handle = workflow.get_external_workflow_handle(requester)
             if not await _signal(handle, "granted"):
                 self.release(requester)
 
     def _grantable(self) -> bool:
-        return bool(self._state.queue) and len(self._state.holders) < self._state.cap
+        """The first in line fits in what is free, or nobody holds anything (a requester that
+        needs more than the cap then holds the pool alone). In order: a big requester first in
+        line is not overtaken by small ones (it would starve)."""
+        state = self._state
+        if not state.queue:
+            return False
+        return not state.holders or state.held() + state.needs(state.queue[0]) <= state.cap
+
+    def _grant(self) -> str:
+        requester = self._state.queue.pop(0)
+        self._state.holders.append(requester)
+        return requester
 
     async def _until_grantable(self) -> None:
         """Until a slot can be granted (or the history is long); while the pool is full and

@@ -27,8 +27,11 @@ def message_style(level: str) -> str:
 
 class Transcript:
     def __init__(self, path: Path, console: Console, now: Callable[[], datetime], *,
-                 root: Path) -> None:
+                 root: Path, tag: str = "") -> None:
         self.path = path
+        # `--parallel N`: each console line of a slot starts with it (`[slot 2] `); the log,
+        # the slot's own, stays as with one agent
+        self._tag = tag
         self._fd = open_append(root, path)  # a planted link or hard link is refused (fsio)
         self._console = console
         self._now = now
@@ -49,8 +52,14 @@ class Transcript:
         self._write(data)
         self._log_at_line_start = data.endswith(b"\n")
         if echo:
-            self._console.write(data)
+            self._console.write(self._tagged(data) if self._tag else data)
             self._console_at_line_start = data.endswith(b"\n")
+
+    def _tagged(self, data: bytes) -> bytes:
+        """The tag at the start of every console line the agent's bytes begin."""
+        tag = self._tag.encode("utf-8")
+        head = tag if self._console_at_line_start else b""
+        return head + data[:-1].replace(b"\n", b"\n" + tag) + data[-1:]
 
     def rendered(self, text: str) -> None:
         """A line rendered from a structured event (`» `), to log and console."""
@@ -91,7 +100,7 @@ class Transcript:
                 self._console.write(b"\n")
                 self._console_at_line_start = True
             for line in lines:
-                self._console.line(line, style)
+                self._console.line(self._tag + line, style)
 
     def _write(self, data: bytes) -> None:
         write_all(self._fd, data)

@@ -258,6 +258,14 @@ class Worktrees:
                     return Worktree(feature_id, path, entry)
         raise WorktreeError(f"{path} is not a worktree of {self.root}")
 
+    def committed(self, rel: str) -> bytes | None:
+        """The file at `rel` in the project's commit, or None (not tracked, git failed)."""
+        try:
+            done = self.git().run("show", f"HEAD:{rel}")
+        except GitError:
+            return None
+        return done.out if done.ok else None
+
     def resolve(self, name: str, git: Git | None = None) -> str:
         """The object `name` names, or "" (none, or git failed)."""
         try:

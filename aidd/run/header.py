@@ -104,6 +104,9 @@ def header_lines(plan: RunPlan, phase: Phase, state: PhaseState, number: int,
         lines.append("Directive: " + s.prompt[:60].replace("\n", " ") + "…")
     if plan.previous_run is not None:
         lines.append("Previous run: " + plan.previous_run.line().removeprefix("the previous run "))
+    if plan.kept_branches:
+        lines.append("Kept branches (a stopped run's unmerged work): "
+                     + ", ".join(plan.kept_branches))
     lines += [
         "Config: " + (", ".join(s.config_sources) or "built-in defaults and flags"),
         "Overrides: " + (", ".join(plan.renderer.overridden_files()) or "none"),

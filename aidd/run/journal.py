@@ -13,8 +13,10 @@ from aidd.logs.transcript import Transcript, message_prefix, message_style
 
 
 class Journal:
-    def __init__(self, console: Console, events: EventLog, clock: Clock, root: Path) -> None:
+    def __init__(self, console: Console, events: EventLog, clock: Clock, root: Path,
+                 tag: str = "") -> None:
         self.console = console
+        self.tag = tag  # a slot's console lines start with it (`[slot 2] `); "" with one agent
         self.events = events
         self._clock = clock
         self._root = root
@@ -29,7 +31,8 @@ class Journal:
     def open_log(self, path: Path) -> Transcript:
         """From now on aidd's lines go to this attempt's log (and through it the console)."""
         self.close_log()
-        self._log = Transcript(path, self.console, self._clock.now, root=self._root)
+        self._log = Transcript(path, self.console, self._clock.now, root=self._root,
+                               tag=self.tag)
         return self._log
 
     def close_log(self, renamed: str | None = None) -> None:
@@ -51,7 +54,7 @@ class Journal:
             return
         prefix = message_prefix(self._clock.now(), level)
         for line in text.splitlines() or [""]:
-            self.console.line(prefix + line, message_style(level))
+            self.console.line(self.tag + prefix + line, message_style(level))
 
     def warn(self, text: str, file: str | None = None) -> None:
         self.say(text, level="WARN")

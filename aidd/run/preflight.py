@@ -68,6 +68,8 @@ class RunPlan:
     checkpoints_refused: str | None = None
     previous_run: PreviousRun | None = None  # how the run before this one ended (issue 32)
     worktrees: Worktrees | None = None  # --parallel N > 1: the project's worktrees (issue 29)
+    # A stopped run's unmerged `aidd/<id>` branches, found at the slots' start (its headers)
+    kept_branches: tuple[str, ...] = ()
 
     @property
     def models(self) -> ModelOptions:

@@ -10,14 +10,15 @@ import contextlib
 import queue
 import threading
 from dataclasses import dataclass, replace
+from functools import partial
 
 from aidd.clock import Clock
-from aidd.project import featurestate
+from aidd.project import boardmarks, featurestate
 from aidd.project.checkpoints import CheckpointStore
 from aidd.project.features import FeatureFile, load_features, load_file
 from aidd.project.paths import ProjectPaths
 from aidd.project.schedule import Busy, next_features
-from aidd.project.worktrees import Worktree, WorktreeError, Worktrees
+from aidd.project.worktrees import BRANCH_PREFIX, Worktree, WorktreeError, Worktrees
 from aidd.prompts.context import ParallelInfo
 from aidd.run import decisions
 from aidd.run.budgeting import BudgetKeeper
@@ -57,6 +58,7 @@ class Lane:
     journal: Journal
     runner: IterationRunner
     sent_back: int = 0
+    mark: boardmarks.Mark | None = None  # its feature file on the board, while worked
 
     @property
     def feature(self) -> str:
@@ -132,7 +134,12 @@ class Slots:
             return
         self.journal.events.emit("worktrees_cleaned", removed=list(left.removed),
                                  kept=list(left.kept), deleted=list(left.deleted))
-        if left.kept:
+        for file in load_features(self.plan.paths, validate=False):
+            rel = f".automaker/features/{file.dir_name}/feature.json"
+            boardmarks.clear_left(self.plan.paths.root, rel, file.data,
+                                  partial(self.trees.committed, rel), BRANCH_PREFIX)
+        if left.kept:  # named in the header of every slot's attempt log (its plan's)
+            self.plan = replace(self.plan, kept_branches=tuple(left.kept))
             self.journal.say(f"parallel: unmerged branches of a stopped run kept (their next "
                              f"attempt resumes on them): {', '.join(left.kept)}", "WARN")
 
@@ -164,12 +171,16 @@ class Slots:
         try:
             tree = self.trees.create(file.feature.id)
             self.trees.seed(tree)
+            for other in self._lanes.values():  # their marks are the board's, not the branch's
+                if other.mark is not None:
+                    boardmarks.unmarked_copy(tree.path, other.mark)
         except WorktreeError as exc:
             self.journal.warn(f"parallel: no worktree for {file.dir_name}: {exc}")
             self._given_up.add(file.feature.id)
             raise
         events = self.journal.events.tagged(slot=slot, feature=file.dir_name)
-        journal = Journal(self.journal.console, events, self.clock, self.plan.paths.root)
+        journal = Journal(self.journal.console, events, self.clock, self.plan.paths.root,
+                          tag=f"[slot {slot}] ")
         store = CheckpointStore.of_worktree(tree.path, tree.git_dir, self.trees.common,
                                             self.plan.settings.environ)
         store.run_id = events.run_id
@@ -179,7 +190,9 @@ class Slots:
                                  tree=ProjectPaths(tree.path), store=store)
         events.emit("slot_start", branch=tree.branch, path=str(tree.path))
         self.journal.say(f"slot {slot}: {file.dir_name} on {tree.branch} in {tree.path}")
-        return Lane(slot, file, tree, journal, runner)
+        lane = Lane(slot, file, tree, journal, runner)
+        lane.mark = boardmarks.mark(self.plan.paths.root, lane.feature_file, tree.branch)
+        return lane
 
     def _start(self, state: PhaseState, lane: Lane) -> None:
         others = tuple(sorted(o.feature for o in self._lanes.values() if o is not lane))
@@ -239,6 +252,7 @@ class Slots:
 
     def _merge(self, lane: Lane, number: int, work: Work) -> None:
         self._merging = number
+        self._unmark(lane)  # a local change would refuse the merge that brings the file
         self.queue.enqueue(Finished(lane.tree, lane.feature_file))
         for report in self.queue.drain():
             self._merged(lane, number, work, report)
@@ -274,11 +288,17 @@ class Slots:
     def _close(self, lane: Lane) -> None:
         """The lane's worktree removed (its work is committed on its branch, which stays)."""
         self._lanes.pop(lane.slot, None)
+        self._unmark(lane)
         self._collect(lane)
         try:
             self.trees.remove(lane.tree)
         except WorktreeError as exc:
             self.journal.warn(f"parallel: worktree {lane.tree.path} not removed: {exc}")
+
+    def _unmark(self, lane: Lane) -> None:
+        if lane.mark is not None:
+            boardmarks.unmark(self.plan.paths.root, lane.mark)
+            lane.mark = None
 
     def _close_lanes(self) -> None:
         """At a stop: every lane's work is on its branch; the branches stay, named."""

@@ -35,6 +35,21 @@ def test_a_fleet_file_is_read_into_jobs() -> None:
                                                             "claude-code", "")
     assert blog.args == ["--max-iterations", "5", "--stop-when-done"]
     assert blog.env == {"A": "1"}
+    assert (shop.slots, blog.slots) == (1, 1)
+
+
+def test_a_project_with_parallel_n_holds_n_slots_of_its_pool() -> None:
+    """Issue 29: N agents at once use the pool's key N times at once."""
+    text = """
+pools: {k: 4}
+projects:
+  a: {path: a, key: k, args: [--parallel, "3"]}
+  b: {path: b, key: k, args: {parallel: 2}}
+  c: {path: c, key: k, args: [--parallel=2, --parallel=4]}
+  d: {path: d, key: k, env: {AIDD_PARALLEL: "2"}}
+  e: {path: e, key: k, env: {AIDD_PARALLEL: "2"}, args: [--parallel, "1"]}
+"""
+    assert [p.slots for p in parse_fleet(text, SOURCE).projects] == [3, 2, 4, 2, 1]
 
 
 @pytest.mark.parametrize(("text", "where"), [
@@ -49,6 +64,10 @@ def test_a_fleet_file_is_read_into_jobs() -> None:
     ("projects: {'a b': {path: x}}", "projects.a b: expected a name"),
     ("projects: [a", ": not valid YAML"),
     ("surprise: 1\nprojects: {a: {path: x}}", "surprise: unknown key"),
+    ("pools: {p: 2}\nprojects: {a: {path: x, key: p, args: [--parallel, '3']}}",
+     "projects.a.args: --parallel 3 needs more than the 2 slot(s) of pool 'p'"),
+    ("projects: {a: {path: x, args: [--parallel=two]}}", "projects.a.args: --parallel: expected"),
+    ("projects: {a: {path: x, env: {AIDD_PARALLEL: 0}}}", "projects.a.env: --parallel: expected"),
 ])
 def test_a_mistake_is_one_line_naming_file_and_key(text: str, where: str) -> None:
     with pytest.raises(UsageError) as caught:

@@ -110,10 +110,45 @@ def test_two_agents_finish_two_features_to_73(run_aidd: RunAidd, env: dict[str, 
         header = (root / start["log"]).read_text()
         assert f"Iteration {start['index']} (log {start['number']:03d})" in header
     assert "slot" not in starts[-1]  # the single completion review
+    lines = res.out.splitlines()
+    for slot in (1, 2):  # a slot's console lines start with it: its header, its words
+        assert any(line.startswith(f"[slot {slot}] [aidd] Iteration ") for line in lines)
+        assert any(line.startswith(f"[slot {slot}] [aidd ") for line in lines)
+    review = next(i for i, line in enumerate(lines) if "(log 003)" in line)
+    assert not any(line.startswith("[slot") for line in lines[review:])  # one agent: no tag
     log = git(root, "log", "--first-parent", "--format=%s", "main").splitlines()
     assert sorted(log[:2]) == ["aidd: merge aidd/f1", "aidd: merge aidd/f2"]
     assert git(root, "status", "--porcelain", "--untracked-files=no") == ""
     assert git(root, "worktree", "list").count("\n") == 1  # the project's own: others removed
+
+
+def test_the_board_shows_each_worked_feature_on_its_branch(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """AutoMaker's auto mode marks a feature it works in a worktree (`branchName`, status
+    `in_progress`) in the project's file; aidd does the same, keeps the mark out of every
+    worktree's copy, and takes it off before the merge (where `.automaker/` is tracked a
+    local change would refuse it): the board ends as after AutoMaker's own merge."""
+    root = git_project(tmp_path / "proj", ["f1", "f2"])
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    look = (f'f=$(basename "$PWD"); cp "{root}/.automaker/features/$f/feature.json" '
+            f'"{seen}/$f.board.json"; cp -r .automaker/features "{seen}/$f.copies"; ')
+    work: list[dict[str, Any]] = [READ, {"spawn": ["sh", "-c", look + FINISH_OWN],
+                                         "wait": True}, {"say": "done"}, {"finish": True}]
+    fake_agent.script(work, work, REVIEW)
+    res = run_aidd("--project-dir", str(root), "--parallel", "2", *LIMITS, env=env,
+                   timeout=120)
+    assert res.code == 73, res.err + res.out
+    for fid in ("f1", "f2"):
+        board = json.loads((seen / f"{fid}.board.json").read_text())
+        assert (board["branchName"], board["status"]) == (f"aidd/{fid}", "in_progress")
+        for copy in (seen / f"{fid}.copies").glob("*/feature.json"):
+            assert "branchName" not in json.loads(copy.read_text()), copy
+        done = json.loads((root / ".automaker/features" / fid / "feature.json").read_text())
+        assert done["status"] == "verified"
+        assert "branchName" not in done
+    assert sorted(m["result"] for m in events(root, "merge")) == ["merged", "merged"]
+    assert git(root, "status", "--porcelain", "--untracked-files=no") == ""
 
 
 def test_parallel_needs_a_git_project(run_aidd: RunAidd, env: dict[str, str],
@@ -242,6 +277,11 @@ def test_after_a_kill_9_the_next_run_keeps_the_unmerged_work_and_finishes(
     assert sorted(cleaned["kept"]) == ["aidd/f1", "aidd/f2"]
     assert sorted(Path(p).name for p in cleaned["removed"]) == ["f1", "f2"]
     assert "unmerged branches of a stopped run kept" in res.out
+    resumed = [e for e in events(root, "iteration_start") if "slot" in e][2:]
+    assert len(resumed) == 2
+    for start in resumed:  # each slot's log header names them
+        assert ("[aidd] Kept branches (a stopped run's unmerged work): aidd/f1, aidd/f2\n"
+                in (root / start["log"]).read_text())
     for fid in ("f1", "f2"):
         assert (root / f"{fid}.half").read_text() == "half\n"  # the killed run's work, merged
         assert (root / f"{fid}.txt").is_file()

@@ -84,7 +84,13 @@ class _Handler(BaseHTTPRequestHandler):
             return
         primary = bool(isinstance(body, dict) and body.get("tools"))
         mock = self.server.mock
-        reply = mock.scenario.take() if primary else mock.scenario.side_reply
+        scenario = mock.scenario
+        if not primary:
+            reply = scenario.side_reply
+        elif scenario.after_tool is not None and _answers_tool(body):
+            reply = scenario.after_tool
+        else:
+            reply = scenario.take()
         self._record(body, len(raw), primary=primary, reply=reply.kind.value)
         self._answer(api, reply, body if isinstance(body, dict) else {})
 
@@ -172,6 +178,18 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         self.wfile.write(b"0\r\n\r\n")
+
+
+def _answers_tool(body: dict[str, Any]) -> bool:
+    """The request's last message carries a tool's result (Anthropic: a `tool_result` block in
+    a user message; OpenAI: a `tool` message)."""
+    messages = body.get("messages") or [{}]
+    last = messages[-1] if isinstance(messages[-1], dict) else {}
+    if last.get("role") == "tool":
+        return True
+    content = last.get("content")
+    return isinstance(content, list) and any(
+        isinstance(p, dict) and p.get("type") == "tool_result" for p in content)
 
 
 def _parse(raw: bytes) -> Any:

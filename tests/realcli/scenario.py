@@ -57,11 +57,14 @@ class Scenario:
     """Replies for the *primary* requests (those offering tools), in order; the last repeats.
 
     Side requests (no tools: claude's quota probe, opencode's title generation) get
-    `side_reply` so that they never consume the script.
+    `side_reply` so that they never consume the script. With `after_tool`, a primary request
+    whose last message answers a tool call gets it instead, also without consuming the script:
+    several agents at once then each follow the script's turn, whatever their interleaving.
     """
 
     replies: Sequence[Reply]
     side_reply: Reply = field(default_factory=Reply.final)
+    after_tool: Reply | None = None
     headers: dict[str, str] = field(default_factory=dict)  # sent with every answer
     _next: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)

@@ -284,3 +284,23 @@ def test_count_tokens_and_unknown_routes_are_answered_and_recorded(start_mock: S
     assert missing[0] == 404
     assert [r.reply for r in mock.requests] == ["count_tokens", "not found"]
     assert mock.scenario.taken == 0
+
+
+def test_after_tool_answers_a_tool_result_without_consuming_the_script(
+    start_mock: StartMock,
+) -> None:
+    """Several agents at once (`--parallel`): a tool result gets `after_tool`, a new turn the
+    script's next reply, in whatever order the agents ask."""
+    mock = start_mock(Scenario([Reply.shell("ls")], after_tool=Reply.final("Done.")))
+    fresh = {"role": "user", "content": "go"}
+    anthropic_result = {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}
+    openai_result = {"role": "tool", "tool_call_id": "t1", "content": "ok"}
+    post(mock, "/v1/messages", {"model": "m", "tools": ANTHROPIC_TOOLS, "messages": [fresh]})
+    post(mock, "/v1/messages", {"model": "m", "tools": ANTHROPIC_TOOLS,
+                                "messages": [fresh, anthropic_result]})
+    post(mock, "/v1/chat/completions", {"model": "m", "tools": OPENAI_TOOLS,
+                                        "messages": [fresh, openai_result]})
+    post(mock, "/v1/chat/completions", {"model": "m", "tools": OPENAI_TOOLS, "messages": [fresh]})
+    assert [r.reply for r in mock.primary_requests()] == ["shell", "text", "text", "shell"]
+    assert mock.scenario.taken == 2

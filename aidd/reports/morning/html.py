@@ -185,7 +185,9 @@ def _parallel(p: Parallel | None) -> list[str]:
     merges = table(("at", "slot", "attempt", "feature", "result", "why"),
                    [(fmt.stamp(m.at), m.slot or "-", fmt.attempt(m.number), m.feature,
                      m.result, m.why or "") for m in p.listed[-SHOWN_MERGES:]], {1, 2})
-    return [section("Lanes (--parallel)", lanes, f"<p>merges: {_e(counts)}</p>", merges)]
+    kept = (f"<p>kept unmerged (a stopped run's work): {_e(', '.join(p.kept))}</p>"
+            if p.kept else "")
+    return [section("Lanes (--parallel)", lanes, f"<p>merges: {_e(counts)}</p>", merges, kept)]
 
 
 def _attempts(report: MorningReport) -> str:

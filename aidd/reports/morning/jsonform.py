@@ -83,7 +83,8 @@ def _parallel(p: Parallel) -> dict[str, Any]:
             "merges": dict(p.merges),
             "merge_list": [{"run": m.run, "at": iso(m.at), "slot": m.slot, "feature": m.feature,
                             "attempt": m.number, "result": m.result, "why": m.why}
-                           for m in p.listed]}
+                           for m in p.listed],
+            "kept": list(p.kept)}
 
 
 def _features(f: Features) -> dict[str, Any]:

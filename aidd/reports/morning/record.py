@@ -199,6 +199,7 @@ class Parallel:
     lanes: tuple[LaneRow, ...]
     merges: dict[str, int]  # by result, each of MERGE_RESULTS
     listed: tuple[MergeRow, ...]  # the merges, the last MAX_MERGES of them
+    kept: tuple[str, ...] = ()  # a stopped run's unmerged `aidd/<id>` branches, still unmerged
 
 
 @dataclass(frozen=True)

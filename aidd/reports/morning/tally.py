@@ -198,6 +198,9 @@ class Tally:
     def _merge(self, run: str, event: dict[str, Any], at: datetime) -> None:
         self.merges.add(run, event, at)
 
+    def _worktrees_cleaned(self, run: str, event: dict[str, Any], at: datetime) -> None:
+        self.merges.cleaned(event)
+
     def _gate_passes(self, run: str, event: dict[str, Any], at: datetime) -> None:
         reverted = event.get("reverted")
         self.reverted += len(reverted) if isinstance(reverted, list) else 0
@@ -242,6 +245,7 @@ _HANDLERS: dict[str, _Handler] = {
     "gate": Tally._gate,
     "gate_passes": Tally._gate_passes,
     "merge": Tally._merge,
+    "worktrees_cleaned": Tally._worktrees_cleaned,
 }
 
 

@@ -96,6 +96,8 @@ def _parallel(p: Parallel | None) -> list[str]:
                      "lists them)")
     lines += [f"{fmt.short(m.at):<11} slot {m.slot or '-':<3} {fmt.attempt(m.number):>3} "
               f"{m.feature:<30} {m.result}" + (f": {m.why}" if m.why else "") for m in shown]
+    if p.kept:
+        lines.append(f"kept unmerged (a stopped run's work): {', '.join(p.kept)}")
     return lines
 
 

@@ -18,7 +18,16 @@ from aidd.reports.morning.lanes import MAX_MERGES
 from aidd.reports.morning.record import MorningReport
 from aidd.reports.morning.svg import COLOURS
 from aidd.reports.morning.text import render_text
-from tests.unit.parallelrun import START, end, jsonl, merge, parallel_run, run_start, start
+from tests.unit.parallelrun import (
+    START,
+    end,
+    event,
+    jsonl,
+    merge,
+    parallel_run,
+    run_start,
+    start,
+)
 
 SINCE = "2026-11-27T00:59:00Z"
 
@@ -135,3 +144,21 @@ def test_a_recorded_parallel_run_conflict_then_solved(tmp_path: Path) -> None:
     assert ("## Lanes: 2 slots (--parallel); merges: 2 merged, 0 nothing, 1 conflict, "
             "0 merge_red\n") in render_text(report)
     assert "aidd/f1 does not merge in shared.txt" in render_html(report)
+
+
+def test_a_stopped_runs_unmerged_branches_are_named_until_merged(tmp_path: Path) -> None:
+    """The next start's `worktrees_cleaned` names them; a later merge of one (or its deletion
+    once merged) takes it off; a name that is no `aidd/` branch is forged, left out."""
+    cleaned = event(0.5, "worktrees_cleaned", removed=["/data/wt/cart"],
+                    kept=["aidd/cart", "aidd/search", "main\x1b[2J", 7], deleted=[])
+    events = [*parallel_run(ended=True)[:2], cleaned, *parallel_run(ended=True)[2:]]
+    report = _report(tmp_path, events)
+    assert report.parallel is not None
+    assert report.parallel.kept == ("aidd/search",)  # aidd/cart was merged later in the window
+    assert "kept unmerged (a stopped run's work): aidd/search\n" in render_text(report)
+    assert report_json(report)["parallel"]["kept"] == ["aidd/search"]
+    assert "kept unmerged (a stopped run's work): aidd/search</p>" in render_html(report)
+    alone = _report(tmp_path / "b", [run_start(), event(1, "worktrees_cleaned", removed=[],
+                                                        kept=["aidd/x"], deleted=[])])
+    assert alone.parallel is not None
+    assert alone.parallel.kept == ("aidd/x",)
