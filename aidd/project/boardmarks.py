@@ -7,13 +7,13 @@ never carries one (the branch would bring it back with the merge)."""
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from aidd.fsio import write_atomic
-from aidd.project.featurescan import read_feature
+from aidd.project import jsonfile
+from aidd.project.featurescan import dumps, read_feature
 
 IN_PROGRESS = "in_progress"  # AutoMaker's status of a feature its auto mode works
 
@@ -33,7 +33,7 @@ def mark(root: Path, rel: str, branch: str) -> Mark | None:
     path = root / rel
     with contextlib.suppress(OSError, ValueError):
         before = read_feature(str(path), str(root))
-        data = json.loads(before) if before is not None else None
+        data = jsonfile.loads(before) if before is not None else None
         if before is not None and isinstance(data, dict):
             marked = _dumps(data | {"branchName": branch, "status": IN_PROGRESS})
             write_atomic(path, marked, root=root)
@@ -56,7 +56,7 @@ def clear_left(root: Path, rel: str, data: object, committed: Callable[[], bytes
 
 
 def _dumps(data: dict[str, object]) -> bytes:
-    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode()
+    return dumps(data).encode()  # as aidd writes every feature file
 
 
 def unmark(root: Path, found: Mark) -> None:

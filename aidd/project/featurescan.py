@@ -117,8 +117,13 @@ def reread(paths: ProjectPaths, location: str) -> dict[str, Any] | None:
 def rewrite(paths: ProjectPaths, location: str, data: dict[str, Any]) -> None:
     """`data` as the feature file at `location`, every key in its place, written atomically
     and never through a link (fsio)."""
-    write_atomic(paths.root / os.path.relpath(location, paths.root),
-                 json.dumps(data, indent=2, ensure_ascii=False) + "\n", root=paths.root)
+    write_atomic(paths.root / os.path.relpath(location, paths.root), dumps(data),
+                 root=paths.root)
+
+
+def dumps(data: dict[str, Any]) -> str:
+    """A feature file's text as aidd writes one: two-space indents, UTF-8 as is."""
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def _read_regular(fd: int, path: str) -> bytes | None:
