@@ -202,6 +202,8 @@ def _status_warnings(data: Mapping[str, Any]) -> list[str]:
     if isinstance(status, str) and status and not featurestate.is_known_status(status):
         warnings.append(f"status: {_shown(status)} means nothing to either tool (AutoMaker "
                         "shows it in the backlog, aidd counts it open)")
+    if data.get("passes") is not True:  # both rules below are about `passes: true`
+        return warnings
     if featurestate.inconsistent(data):
         warnings.append(f"passes: true, but status {_shown(status)} says not started (use "
                         f'"{featurestate.FINISHED_STATUS}"; both tools count it not done)')
