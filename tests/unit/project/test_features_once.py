@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from aidd.project import featurestate
+from aidd.project import featurerules, featurestate
 from aidd.project.featurerules import feature_errors, feature_warnings
 from aidd.project.features import load_features, parse_bytes
 from aidd.project.paths import ProjectPaths
@@ -98,3 +98,32 @@ def test_check_and_status_collect_once_at_most_after_resuming(tmp_path: Path) ->
     assert len(seen_by_status) <= 1
     assert gc.isenabled()
     assert text.count('unknown feature id "ghost"') == 1000
+
+
+class _Text(str):
+    """A str that is not exactly one (json.loads never makes it; a caller's mapping might)."""
+
+
+HOSTILE: list[Any] = [None, True, False, 0, -1, 1.5, float("inf"), "", "s", _Text("t"), [],
+                      [1], {}, {"a": None}]
+
+
+def _old_typed(data: dict[str, Any]) -> list[str]:
+    """The type rule as it was evaluated before its fast path: a pass over every key."""
+    wrong = [key for key in data if key in featurerules._KINDS
+             and data[key] is not None
+             and featurerules.json_type(data[key]) != featurerules._KINDS[key][0]]
+    wrong.sort(key=list(featurerules._KINDS).index)
+    return [f"{key}: must be {featurerules._KINDS[key][1]} "
+            f"(found {featurerules.json_type(data[key])})" for key in wrong]
+
+
+def test_the_type_rule_gives_the_same_messages_in_the_same_order() -> None:
+    keys = list(featurerules._KINDS)
+    cases = [feat() | {key: value} for key in keys for value in HOSTILE]
+    # Two misfits, written in the reverse of the rule's order, beside fitting keys.
+    cases += [feat(status="x", passes=True) | {b: value, a: value}
+              for a, b in itertools.pairwise(keys) for value in HOSTILE]
+    for data in cases:
+        assert featurerules._typed(data) == _old_typed(data), data
+        assert set(_old_typed(data)) <= set(feature_errors(data, "d"))
