@@ -63,7 +63,16 @@ def json_type(value: Any) -> str:
 
 
 def _shown(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
+    """`value` as JSON in a message, cut at 60 characters. An int or a printable string
+    without quotes or backslashes is written directly: json.dumps gives the same text,
+    slower (~3 us each, a tenth of a check where many files draw a warning)."""
+    kind = type(value)
+    if kind is int:
+        text = str(value)
+    elif kind is str and value.isprintable() and '"' not in value and "\\" not in value:
+        text = f'"{value}"'
+    else:
+        text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 60 else text[:57] + "..."
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import itertools
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -127,3 +128,12 @@ def test_the_type_rule_gives_the_same_messages_in_the_same_order() -> None:
     for data in cases:
         assert featurerules._typed(data) == _old_typed(data), data
         assert set(_old_typed(data)) <= set(feature_errors(data, "d"))
+
+
+def test_values_in_messages_are_shown_as_json_dumps_shows_them() -> None:
+    texts = ["", "a", "é中", 'q"uote', "back\\slash", "tab\t", "nl\n", "\x7f", "\u2028", "\x00",
+             "x" * 59, "y" * 60, "z" * 61, _Text("sub")]
+    numbers: list[Any] = [0, -7, 4, 10**70, True, False, None, 1.5, float("nan"), [1, "a"], {}]
+    for value in texts + numbers:
+        text = json.dumps(value, ensure_ascii=False)
+        assert featurerules._shown(value) == (text if len(text) <= 60 else text[:57] + "...")
