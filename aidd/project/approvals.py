@@ -8,7 +8,6 @@ the user's own data directory (never in the project); an edited file is a new pr
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -23,6 +22,8 @@ def data_home(environ: Mapping[str, str]) -> Path:
 
 
 def _record(environ: Mapping[str, str], config: Path, content: bytes) -> Path:
+    import hashlib  # lazy: only a project config file is hashed; the import is 4 ms of a start
+
     digest = hashlib.sha256(os.path.realpath(config).encode("utf-8", "surrogateescape")
                             + b"\0" + content).hexdigest()
     return data_home(environ) / "approved" / digest

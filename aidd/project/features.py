@@ -101,21 +101,23 @@ def load_features(paths: ProjectPaths, *, validate: bool = True) -> list[Feature
     """Every `features/**/feature.json`, sorted by path; [] when `features/` is missing.
 
     Every file carries its errors; with `validate`, also its warnings, where dependencies
-    resolve against the ids of every file that parsed.
+    resolve against the ids of every file that parsed. Each file is parsed first and judged
+    once all ids are known, so each record is built once (a rebuild was ~10 % at 5,000).
     """
-    with _gc_paused():
+    with gc_paused():
         root = project_root(paths)
-        files = [f for p in sorted(candidates(paths)) if (f := load_file(p, root)) is not None]
-        if not validate:
-            return files
-        known = {fid for f in files if (fid := f.feature_id) is not None}
-        return [f if f.feature is None else _with_warnings(f, known) for f in files]
+        parsed = [r for p in sorted(candidates(paths)) if (r := _read(p, root)) is not None]
+        known = {fid for _, data, _ in parsed if isinstance(fid := _id_of(data), str)}
+        return [_judged(p, data, error, known if validate else None)
+                for p, data, error in parsed]
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """Thousands of parsed objects only grow: collecting while they pile up finds nothing and
-    costs 10-20 % of the load (measured at 5,000-20,000 features)."""
+    costs 10-20 % of the load (measured at 5,000-20,000 features). A report over the files
+    (`--check-features`) pauses it for its whole run: every collection after the load would
+    walk them all again, to find nothing."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -125,41 +127,53 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _with_warnings(file: FeatureFile, known: set[str]) -> FeatureFile:
-    """The file with its warnings; built directly (dataclasses.replace was ~15 % of a
-    5,000-feature check)."""
-    warnings = tuple(feature_warnings(file.data, file.dir_name, known))
-    return FeatureFile(file.location, file.dir_name, file.data, file.parse_error, file.feature,
-                       file.errors, warnings)
+_Parsed = tuple[str, Any, str | None]  # location, parsed value, why it does not parse
 
 
 def load_file(path: str, root: str) -> FeatureFile | None:
     """The feature file at `path`, judged alone; None when there is none (see `read_feature`)."""
-    try:
-        raw = read_feature(path, root)
-    except OSError as exc:
-        return _broken(path, f"cannot read: {exc.strerror or exc}")
-    return None if raw is None else parse_bytes(path, raw)
+    parsed = _read(path, root)
+    return None if parsed is None else _judged(*parsed, None)
 
 
 def parse_bytes(path: str, raw: bytes) -> FeatureFile:
+    return _judged(path, *_parse(raw), None)
+
+
+def _read(path: str, root: str) -> _Parsed | None:
     try:
-        data = jsonfile.loads(raw)
+        raw = read_feature(path, root)
+    except OSError as exc:
+        return path, None, f"cannot read: {exc.strerror or exc}"
+    return None if raw is None else (path, *_parse(raw))
+
+
+def _parse(raw: bytes) -> tuple[Any, str | None]:
+    try:
+        return jsonfile.loads(raw), None
     except json.JSONDecodeError as exc:
-        msg = f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
-        return _broken(path, msg)
+        return None, f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
     except UnicodeDecodeError as exc:
-        return _broken(path, f"invalid JSON: not UTF-8 text ({exc.reason})")
+        return None, f"invalid JSON: not UTF-8 text ({exc.reason})"
     except (ValueError, RecursionError) as exc:
-        return _broken(path, f"invalid JSON: {exc}")
+        return None, f"invalid JSON: {exc}"
+
+
+def _id_of(data: Any) -> Any:
+    return data.get("id") if isinstance(data, dict) else None
+
+
+def _judged(path: str, data: Any, error: str | None, known: set[str] | None) -> FeatureFile:
+    """The record of a parsed file: its errors, and its warnings when `known` (the ids of
+    every file that parsed) is given and it has no errors."""
     dir_name = _dir_name(path)
+    if error is not None:
+        return FeatureFile(path, dir_name, None, error, None)
     errors = tuple(feature_errors(data, dir_name))
-    feature = None if errors else to_feature(data)
-    return FeatureFile(path, dir_name, data, None, feature, errors)
-
-
-def _broken(path: str, message: str) -> FeatureFile:
-    return FeatureFile(path, _dir_name(path), None, message, None)
+    if errors:
+        return FeatureFile(path, dir_name, data, None, None, errors)
+    warnings = () if known is None else tuple(feature_warnings(data, dir_name, known))
+    return FeatureFile(path, dir_name, data, None, to_feature(data), (), warnings)
 
 
 def _dir_name(path: str) -> str:

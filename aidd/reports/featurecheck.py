@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from aidd.errors import ExitCode, NotFoundError
-from aidd.project.features import FeatureFile, duplicate_ids, load_features
+from aidd.project.features import FeatureFile, duplicate_ids, gc_paused, load_features
 from aidd.project.featurescan import stray_files
 from aidd.project.paths import ProjectPaths
 
@@ -23,7 +23,11 @@ def check_features(paths: ProjectPaths) -> tuple[str, ExitCode]:
     """
     if not paths.features.is_dir():
         raise NotFoundError(f"{paths.rel(paths.features)} does not exist")
-    files = load_features(paths)
+    with gc_paused():
+        return _check(paths, load_features(paths))
+
+
+def _check(paths: ProjectPaths, files: list[FeatureFile]) -> tuple[str, ExitCode]:
     invalid = [f for f in files if not f.is_valid]
     lines = [
         f"Feature validation: {paths.root.absolute()}",

@@ -12,7 +12,7 @@ from aidd.errors import ExitCode, NotFoundError
 from aidd.fsio import write_atomic
 from aidd.project import featurestate
 from aidd.project.attemptfeature import started_in
-from aidd.project.features import Feature, FeatureFile, is_unfixed, load_features
+from aidd.project.features import Feature, FeatureFile, gc_paused, is_unfixed, load_features
 from aidd.project.featurestate import WorkState
 from aidd.project.filters import FeatureFilter, counted_features
 from aidd.project.markers import read_markers
@@ -42,26 +42,27 @@ def build_status(
     exists = paths.features.is_dir()
     if require_features and not exists:
         raise NotFoundError(f"{paths.rel(paths.features)} does not exist")
-    files = load_features(paths, validate=False) if exists else []
-    counted = counted_features(files, filters)
-    valid = [f.feature for f in counted if f.feature is not None]
-    findings = [f for f in files if f.is_finding]
-    counts = count_features(valid, len(counted) - len(valid))
-    return StatusReport(
-        project_dir=paths.root.absolute(),
-        generated_at=now,
-        filters=filters if filters is not None and filters.active else None,
-        features_dir=exists,
-        counts=counts,
-        categories=category_rows(valid),
-        findings_total=len(findings),
-        findings_unfixed=sum(1 for f in findings if is_unfixed(f)),
-        todo=_todo_report(paths),
-        markers=read_markers(paths),
-        run=read_run_state(paths, now, left_of(counts)),
-        notes=_notes(paths, files, exists),
-        started=started_in(files),
-    )
+    with gc_paused():  # the whole report: see gc_paused
+        files = load_features(paths, validate=False) if exists else []
+        counted = counted_features(files, filters)
+        valid = [f.feature for f in counted if f.feature is not None]
+        findings = [f for f in files if f.is_finding]
+        counts = count_features(valid, len(counted) - len(valid))
+        return StatusReport(
+            project_dir=paths.root.absolute(),
+            generated_at=now,
+            filters=filters if filters is not None and filters.active else None,
+            features_dir=exists,
+            counts=counts,
+            categories=category_rows(valid),
+            findings_total=len(findings),
+            findings_unfixed=sum(1 for f in findings if is_unfixed(f)),
+            todo=_todo_report(paths),
+            markers=read_markers(paths),
+            run=read_run_state(paths, now, left_of(counts)),
+            notes=_notes(paths, files, exists),
+            started=started_in(files),
+        )
 
 
 def _notes(paths: ProjectPaths, files: list[FeatureFile], exists: bool) -> tuple[str, ...]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.conftest import FakeAgent
@@ -91,3 +93,17 @@ def test_status_md_is_rewritten_before_each_agent_start(
     second = (fake_agent.record_dir / "status-2").read_text()
     assert re.search(r"^Done:\s+0$", first, re.M), first
     assert re.search(r"^Done:\s+1$", second, re.M), second
+
+
+def test_the_reports_start_without_hashing_modules(aidd_env: dict[str, str],
+                                                   tmp_path: Path) -> None:
+    """Issue 33: hashlib (4 ms of a start, OpenSSL's) is imported only to hash a project
+    config file, which a project without one never needs."""
+    root = tmp_path / "proj"
+    feature(root, "feature-1-a")
+    probe = ("import sys; from aidd.__main__ import main; code = main(); "
+             "sys.stderr.write(f\"\\nhashlib imported: {'hashlib' in sys.modules}\\n\")")
+    for flag in ("--check-features", "--status"):
+        done = subprocess.run([sys.executable, "-c", probe, "--project-dir", str(root), flag],
+                              capture_output=True, text=True, env=aidd_env, check=False)
+        assert done.stderr.endswith("hashlib imported: False\n"), done.stderr
