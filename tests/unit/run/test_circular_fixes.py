@@ -156,14 +156,14 @@ def _reads_of_a_run(tmp_path: Path, iterations: int, monkeypatch: pytest.MonkeyP
     loop.paths.automaker.mkdir(parents=True)
     loop.paths.app_spec.write_text("# Shop\nA small shop.\n")
     _project(loop)
-    reads: list[Path] = []
-    real = features.load_file
+    reads: list[str] = []
+    real = features._read  # every read of a feature file, loaded alone or with the others
 
-    def spy(path: Path, root: Path) -> features.FeatureFile | None:
+    def spy(path: str, root: str) -> tuple[str, Any, str | None] | None:
         reads.append(path)
         return real(path, root)
 
-    monkeypatch.setattr(features, "load_file", spy)
+    monkeypatch.setattr(features, "_read", spy)
     loop.run(*[success()] * iterations, max_iterations=iterations)
     monkeypatch.undo()
     return len(reads)
