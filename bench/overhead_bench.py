@@ -70,12 +70,13 @@ _EXEC = re.compile(r'^(\d+) +execve\("([^"]+)".*(?:\) += (0)|<unfinished \.\.\.>
 _EXEC_RESUMED = re.compile(r"^(\d+) +<\.\.\. execve resumed>.*\) += 0$")
 
 
-def shim_dir() -> Path:
-    folder = BASE / "bin"
+def shim_dir(base: Path | None = None, text: str = SHIM) -> Path:
+    """A folder holding an `opencode` that runs `text` (default: this bench's agent)."""
+    folder = (base or BASE) / "bin"
     folder.mkdir(parents=True, exist_ok=True)
     shim = folder / "opencode"
-    if not shim.exists() or shim.read_text() != SHIM:
-        shim.write_text(SHIM)
+    if not shim.exists() or shim.read_text() != text:
+        shim.write_text(text)
         shim.chmod(0o755)
     return folder
 

@@ -34,6 +34,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import WORK, Result, env_with_repo, print_results, round_robin, timed
+from bench.overhead_bench import shim_dir
 
 BASE = WORK / "parallel"
 FEATURES = 6
@@ -73,12 +74,7 @@ exit 0
 
 def _env(slots: int, agent_s: float) -> dict[str, str]:
     home = BASE / "home"
-    folder = BASE / "bin"
-    folder.mkdir(parents=True, exist_ok=True)
-    shim = folder / "opencode"
-    if not shim.exists() or shim.read_text() != SHIM:
-        shim.write_text(SHIM)
-        shim.chmod(0o755)
+    folder = shim_dir(BASE, SHIM)
     return env_with_repo({
         "PATH": f"{folder}{os.pathsep}{os.environ.get('PATH', '')}",
         "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
