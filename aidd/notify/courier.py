@@ -31,6 +31,7 @@ class Courier:
         self._argv = argv or (sys.executable, "-m", "aidd.notify.worker", str(os.getpid()))
         self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue(QUEUE_SIZE)
         self._pending: dict[int, dict[str, Any]] = {}
+        self._telling = 0  # outcomes being told (`on_outcome` running) right now
         self._next_id = 0
         self._lock = threading.Condition()
         self._closing = False
@@ -71,7 +72,7 @@ class Courier:
             self._closing = True
             with contextlib.suppress(queue.Full):  # full: the writer sees `_closing` anyway
                 self._queue.put_nowait(None)
-            self._lock.wait_for(lambda: not self._pending, timeout=wait_s)
+            self._lock.wait_for(lambda: not self._pending and not self._telling, timeout=wait_s)
             self._closed = True
 
     # -- the threads ----------------------------------------------------------------------------
@@ -98,9 +99,14 @@ class Courier:
                 continue
             with self._lock:
                 job = self._pending.pop(job_id, None)
-                self._lock.notify_all()
+                self._telling += job is not None
             if job is not None:  # also after `close`, for as long as aidd is there to hear it
-                self._tell(job, ok, why, tries)
+                try:
+                    self._tell(job, ok, why, tries)
+                finally:  # `close` waits for the telling too: a warning without its event
+                    with self._lock:  # was seen when aidd exited between the two
+                        self._telling -= 1
+                        self._lock.notify_all()
         stdout.close()
         self._worker_gone()
         if self._proc is not None:  # it closed its output to exit: reap it
