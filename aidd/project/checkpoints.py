@@ -166,17 +166,9 @@ class CheckpointStore:
         return Checkpoint(label, ref, commit, files, tree, head)
 
     def _set_ref(self, env: Git, ref: str, commit: str) -> None:
-        """A ref as git's files backend keeps it (a loose file, replaced atomically, fsynced; git
-        skips the dotted temporary name): one `git update-ref` fewer. Reftable: git's."""
-        repo, refs = self.repo, self.repo.common_dir or self.repo.git_dir
-        if (refs / "reftable").exists():
-            self.git(env, "update-ref", ref, commit)
-            return
-        try:
-            make_dirs(repo.holder or repo.work_tree, (refs / ref).parent)
-            write_atomic(refs / ref, commit + "\n", 0o644, root=repo.holder or repo.work_tree)
-        except OSError as exc:  # UnsafePathError included
-            raise CheckpointError(f"{ref}: {exc}") from None
+        """A ref by git itself: a ref file aidd wrote (issue 33, one git run fewer) left its
+        temporary file in refs/ when aidd was killed mid-write (the kill -9 suite)."""
+        self.git(env, "update-ref", ref, commit)
 
     def tree(self, index: Path, force_metadata: bool = True,
              leave_out: tuple[str, ...] = ()) -> str:

@@ -28,6 +28,10 @@ from tests.integration.test_events_schema import validate_file
 from tests.reliability.harness import running
 from tests.waiting import wait_for
 
+# Each test runs two or three agents and their git at once: on one worker, one after another,
+# so they do not load a two-core machine together (a merge was seen missing under that load).
+pytestmark = pytest.mark.xdist_group("parallel")
+
 # A slot's agent: it finishes the feature its worktree is named after (`<data>/.../<id>`),
 # marks it verified, adds a file of its own, and says it is done.
 FINISH_OWN = ("f=$(basename \"$PWD\"); echo \"$f\" > \"$f.txt\"; "
