@@ -123,10 +123,11 @@ class Git:
             env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL="/dev/null")
         return {**env, **self.repo}
 
-    def argv(self, *args: str) -> list[str]:
-        """`git -c ... ARGS`: the overrides, those of the repository's drivers included."""
+    def argv(self, *args: str, files: ConfigFiles | None = None) -> list[str]:
+        """`git -c ... ARGS`: the overrides, those of the repository's drivers included
+        (`files`: the config files as `run` just found them, not looked at again)."""
         listing = ([] if args[0] in _NO_DRIVER and not self.network else
-                   list(self.listing) if self.listing is not None else self._config())
+                   list(self.listing) if self.listing is not None else self._config(files))
         pack = [_PACK[args[0]]] if args[0] in _PACK else []
         # The user's own ignore file still keeps their editor's files out of a checkpoint.
         mine = [] if self.network else _user_excludes(*(self.environ.get(k, "") for k in _HOME))
@@ -135,9 +136,8 @@ class Git:
 
     def run(self, *args: str, stdin: bytes | None = None) -> Done:
         """`git ARGS`, bounded; a failure to start or a timeout is a GitError."""
-        argv = self.argv(*args)
-        self._files(argv)
-        return self._exec(argv, stdin)
+        files = self._files([GIT, *args])
+        return self._exec(self.argv(*args, files=files), stdin)
 
     def out(self, *args: str, stdin: bytes | None = None) -> str:
         """stdout of `git ARGS` (stripped), a non-zero exit being a GitError."""
@@ -146,13 +146,13 @@ class Git:
             raise GitError(f"git {args[0]} failed: {done.why}")
         return done.text
 
-    def _config(self) -> list[tuple[str, str, str]]:
+    def _config(self, files: ConfigFiles | None = None) -> list[tuple[str, str, str]]:
         """(scope, key, value) of every config entry git would read here: listed once while
         the files it comes from keep their stat signature (a project-local run; a network
         run reads the user's files too, and is rare), again when one changed (the agent
         may add a filter mid-run)."""
         argv = [GIT, "config", "--null", "--show-scope", "--list"]
-        signature = self._files(argv).signature
+        signature = (files or self._files(argv)).signature
         key = None if self.network or signature is None else (
             str(self.cwd), tuple(sorted(self.repo.items())), signature)
         if key is not None and (known := _LISTINGS.get(key)) is not None:
