@@ -70,6 +70,7 @@ class IterationRunner:
         self.tree = tree or plan.paths
         self.checkpoints = Checkpointer(plan, journal, clock, self.tree.root, store)
         self.parallel = ParallelInfo()  # a slot's feature and the others' (set by run/slots)
+        self.start_turn: Callable[[], Callable[[], None]] | None = None  # run/slots' turns
         self.plan = plan
         self.journal = journal
         self.interrupt = interrupt
@@ -202,6 +203,7 @@ class IterationRunner:
             before_kill=lambda: self.checkpoints.record(number, "-prekill"),
             deadline_s=self.deadline_s, liveness=s.liveness,
             busy_timeout_s=float(s.busy_timeout_s), file_activity=self._file_activity(),
+            start_turn=self.start_turn,
         )
 
     def _file_activity(self) -> Callable[[], float | None] | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import queue
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -34,6 +35,33 @@ from aidd.run.phases import PhaseEnd, PhaseState
 from aidd.run.preflight import RunPlan
 
 End = PhaseEnd | RunEnd
+TURN_S = 10.0  # the longest one agent's start holds back the next's
+
+
+class StartTurns:
+    """Agents start one after another: the next once the last has printed its first output,
+    or after TURN_S. Two opencode (or kilo) processes starting together can find the one
+    local database they share locked ("database is locked", result 72 at once)."""
+
+    def __init__(self, turn_s: float = TURN_S) -> None:
+        self._lock = threading.Lock()
+        self._turn_s = turn_s
+
+    def take(self) -> Callable[[], None]:
+        """Waits for this start's turn; returns the call (any thread, once or more) that
+        lets the next start."""
+        self._lock.acquire()
+        once = threading.Lock()
+
+        def let_next() -> None:
+            if once.acquire(blocking=False):
+                timer.cancel()
+                self._lock.release()
+
+        timer = threading.Timer(self._turn_s, let_next)
+        timer.daemon = True
+        timer.start()
+        return let_next
 
 
 @dataclass(frozen=True)
@@ -98,6 +126,7 @@ class Slots:
         self._given_up: set[str] = set()  # ids sent back too often: left to the single loop
         self._error: BaseException | None = None
         self._cleaned = False
+        self._turns = StartTurns()
 
     # -- the coordinator -------------------------------------------------------------------
     def run(self, state: PhaseState) -> tuple[End | None, int]:
@@ -188,6 +217,7 @@ class Slots:
                                  self._run_attempt, deadline_s=self.shared.budget.deadline_s,
                                  recall=self.shared.memory.recall,
                                  tree=ProjectPaths(tree.path), store=store)
+        runner.start_turn = self._turns.take
         events.emit("slot_start", branch=tree.branch, path=str(tree.path))
         self.journal.say(f"slot {slot}: {file.dir_name} on {tree.branch} in {tree.path}")
         lane = Lane(slot, file, tree, journal, runner)

@@ -69,3 +69,7 @@ class AttemptRequest:
     liveness: str = "signals"
     busy_timeout_s: float = 0
     file_activity: Callable[[], float | None] | None = None
+    # --parallel N: waits for this agent's turn to start and returns the call that lets the
+    # next one start, made at its first output (or its end). Two opencode or kilo processes
+    # starting at once can find their one local database locked (docs/parallel.md).
+    start_turn: Callable[[], Callable[[], None]] | None = None

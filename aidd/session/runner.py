@@ -4,6 +4,7 @@ classify what happened (SUP-10..43, ADP-20..39). Nothing here is specific to one
 from __future__ import annotations
 
 import signal
+from collections.abc import Callable
 from datetime import UTC
 from typing import Any
 
@@ -35,12 +36,19 @@ _KILL_REASONS = {
 def run_attempt(request: AttemptRequest) -> SessionOutcome:
     """Run the agent once; returns when it and every process it started are gone."""
     proctree.enable_subreaper()
-    return _Attempt(request).run()
+    let_next = request.start_turn() if request.start_turn is not None else None
+    try:
+        return _Attempt(request, let_next).run()
+    finally:
+        if let_next is not None:
+            let_next()
 
 
 class _Attempt:
-    def __init__(self, request: AttemptRequest) -> None:
+    def __init__(self, request: AttemptRequest,
+                 let_next: Callable[[], None] | None = None) -> None:
         self.req = request
+        self.let_next = let_next  # the next slot's agent may start once this one speaks
         self.adapter = request.adapter
         self.clock = request.clock
         self.zone = request.zone or request.clock.now().tzinfo or UTC
@@ -159,6 +167,9 @@ class _Attempt:
         return max(0.0, min([cap, *(d - now for d in deadlines)]))
 
     def _on_output(self, data: bytes) -> None:
+        if self.let_next is not None:
+            self.let_next()
+            self.let_next = None
         now = self.clock.monotonic()
         progress = self.parser.signals.progress
         self.router.feed(data)

@@ -42,6 +42,8 @@ Steps: one dict each; its main key names the action, other keys are options.
   {"snapshot": "path", "as": "name"}  copy a file (relative to the cwd) to <records>/name,
                               or note its absence there as "<missing>"
   {"close_output": true}      let go of the terminal (EOF) and keep running
+  {"startup_db": "/abs/path", "hold": S}  hold a shared start lock S s silently; one held
+                              by another agent: "database is locked", exit 1 (opencode, kilo)
   {"mark": "name"}            write {"monotonic", "time"} to <records>/name (for benchmarks)
   {"exit": N}, {"die": "SEGV"}
 After the last step the fake exits 0.
@@ -340,6 +342,20 @@ def step_wait_file(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
         time.sleep(0.05)
 
 
+def step_startup_db(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
+    """opencode's and kilo's start on one local database: `arg` (a path shared by every
+    agent) is held for `hold` seconds before any output; an agent starting meanwhile says
+    "database is locked" and exits 1, as the real CLIs did with two at once."""
+    try:
+        fd = os.open(arg, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        agent.write(b"Error: Unexpected error\n\ndatabase is locked\n")
+        sys.exit(1)
+    os.close(fd)
+    time.sleep(float(step.get("hold", 1.0)))
+    os.unlink(arg)
+
+
 def step_die(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
     os.kill(os.getpid(), getattr(signal, f"SIG{arg}"))
 
@@ -370,6 +386,7 @@ STEPS = {
     "wait_file": step_wait_file,
     "close_output": step_close_output,
     "mark": step_mark,
+    "startup_db": step_startup_db,
 }
 # Without a script: a turn that reads a file and says so (a tool call, so it is work).
 DEFAULT = [{"init": True}, {"tool": {"name": "read", "input": {"path": "README.md"}}},

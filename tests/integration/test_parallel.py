@@ -126,6 +126,23 @@ def test_two_agents_finish_two_features_to_73(run_aidd: RunAidd, env: dict[str, 
     assert git(root, "worktree", "list").count("\n") == 1  # the project's own: others removed
 
 
+def test_agents_start_one_after_another(run_aidd: RunAidd, env: dict[str, str],
+                                        fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """A real opencode (and kilo) starting while another starts can find the local database
+    they share locked, and end at once with result 72 (seen in CI with two real CLIs): the
+    next slot's agent starts once the last has printed its first output."""
+    lock = tmp_path / "opencode.db.lock"
+    start: list[dict[str, Any]] = [{"startup_db": str(lock), "hold": 1.0}]
+    fake_agent.script(start + WORK, start + WORK, REVIEW)
+    root = git_project(tmp_path / "proj", ["f1", "f2"])
+    res = run_aidd("--project-dir", str(root), "--parallel", "2", *LIMITS, env=env,
+                   timeout=120)
+    assert res.code == 73, res.err + res.out
+    assert "database is locked" not in res.out
+    assert [e["result"] for e in events(root, "iteration_end")] == [0, 0, 0]
+    assert sorted(m["feature"] for m in events(root, "merge")) == ["f1", "f2"]
+
+
 def test_the_board_shows_each_worked_feature_on_its_branch(
         run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path) -> None:
     """AutoMaker's auto mode marks a feature it works in a worktree (`branchName`, status

@@ -6,6 +6,8 @@ installed under AIDD_REALCLI_PREFIX (default: <repo>/.realcli, see .ci/install-c
 
 from __future__ import annotations
 
+import os
+
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -48,4 +50,5 @@ def sandbox() -> Iterator[clis.Sandbox]:
     """A throwaway HOME and project directory."""
     box = clis.Sandbox.create()
     yield box
-    box.remove()
+    if not os.environ.get("AIDD_KEEP_SANDBOX"):
+        box.remove()
