@@ -7,7 +7,6 @@ installed under AIDD_REALCLI_PREFIX (default: <repo>/.realcli, see .ci/install-c
 from __future__ import annotations
 
 import os
-
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
