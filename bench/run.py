@@ -2,6 +2,9 @@
 
     python bench/run.py [--quick] [--only NAME ...] [--out docs/benchmarks.md]
 
+`--only` re-measures some modules and keeps the rest of an existing report (`merge`); the
+sections after `## Targets` are written by hand and kept by every run.
+
 Each `bench/<name>_bench.py` module exposes `run(quick: bool) -> list[Result]` (bench/common.py).
 A module that is missing or fails to import is reported and skipped; the others still run.
 The report holds the machine, the date, one table per group with its notes, and a summary of
@@ -177,6 +180,74 @@ def render(outcomes: Sequence[Outcome], *, quick: bool, now: datetime,
     return "\n".join(lines)
 
 
+# -- keeping what is already written -------------------------------------------------------------
+Section = tuple[str, list[str]]  # a `## ` title and its lines
+
+
+def split(text: str) -> tuple[list[str], list[Section]]:
+    """The lines before the first `## ` heading, and each `## ` section."""
+    head: list[str] = []
+    sections: list[Section] = []
+    for line in text.splitlines():
+        if line.startswith("## "):
+            sections.append((line[3:].strip(), []))
+        elif sections:
+            sections[-1][1].append(line)
+        else:
+            head.append(line)
+    return head, sections
+
+
+def _join(head: list[str], sections: Sequence[Section]) -> str:
+    lines = list(head)
+    for title, body in sections:
+        lines += [f"## {title}", *body]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def merge(old: str, new: str, rerun_modules: Sequence[str], *, only: bool) -> str:
+    """The report to write over `old`. The sections after `## Targets` are written by hand
+    (e.g. a scenario suite's prose): always kept. With `--only`, the groups not re-run, the
+    prose before `## Machine` and their target lines are kept too; the re-run groups replace
+    theirs in place, and one line before `## Machine` says what was re-measured when."""
+    old_head, old_secs = split(old)
+    new_head, new_secs = split(new)
+    titles = [title for title, _ in old_secs]
+    cut = titles.index("Targets") + 1 if "Targets" in titles else len(old_secs)
+    kept_tail = old_secs[cut:]
+    if not only or not old_secs:
+        return _join(new_head, [*new_secs, *kept_tail])
+    fresh = {title: body for title, body in new_secs if title not in ("Machine", "Targets")}
+    machine_now = dict(new_secs).get("Machine", [])
+    load = next((line[2:] for line in machine_now if line.startswith("- Load average")), "")
+    date = next((line for line in new_head if line.startswith("Date: ")), "Date: ?")[6:]
+    note = (f"Re-measured on {date} by `bench/run.py --only {' --only '.join(rerun_modules)}`"
+            f": {', '.join(fresh) or 'nothing'}" + (f" ({load})." if load else "."))
+    groups: list[Section] = []
+    for title, body in old_secs[:cut]:
+        if title == "Targets":
+            continue
+        groups.append((title, fresh.pop(title, body)))
+    groups += list(fresh.items())
+    targets = _merged_targets(dict(old_secs).get("Targets", []),
+                              dict(new_secs).get("Targets", []),
+                              [t for t, _ in new_secs], rerun_modules)
+    while old_head and not old_head[-1]:
+        old_head = old_head[:-1]
+    return _join([*old_head, "", note, ""], [*groups, ("Targets", targets), *kept_tail])
+
+
+def _merged_targets(old: list[str], new: list[str], groups: Sequence[str],
+                    modules: Sequence[str]) -> list[str]:
+    def stale(line: str) -> bool:
+        return (line.startswith("Time taken:") or line == "- no targets were measured"
+                or any(line.startswith(f"- {g} / ") for g in groups)
+                or any(line.startswith(f"- **{m}**:") for m in modules))
+    kept = [line for line in old if line and not stale(line)]
+    return ["", *[line for line in new if line.startswith("- ") and line not in kept],
+            *kept, "", *[line for line in new if line.startswith("Time taken:")], ""]
+
+
 def main(argv: Sequence[str] | None = None, directory: Path = BENCH_DIR) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats, smaller sizes")
@@ -188,8 +259,10 @@ def main(argv: Sequence[str] | None = None, directory: Path = BENCH_DIR) -> int:
     outcomes = run_all(discover(directory), quick=args.quick, only=args.only)
     load = f"{before} at the start, {_load()} at the end"
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(render(outcomes, quick=args.quick, now=datetime.now().astimezone(),
-                               load=load))
+    text = render(outcomes, quick=args.quick, now=datetime.now().astimezone(), load=load)
+    if args.out.exists():
+        text = merge(args.out.read_text(), text, args.only, only=bool(args.only))
+    args.out.write_text(text)
     print(f"bench: wrote {args.out}")
     return 1 if any(o.error for o in outcomes) else 0  # a missed target is a finding, not an error
 

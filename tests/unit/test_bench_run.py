@@ -100,3 +100,70 @@ def test_main_writes_the_report_and_fails_on_a_broken_module(bench_dir: Path,
     assert "## Speed" in out.read_text()
     assert bench_run.main(["--only", "broken", "--out", str(out)], bench_dir) == 1
     assert "not measured" in out.read_text()
+
+
+OLD_REPORT = """# Benchmarks
+
+Written by `python bench/run.py`.
+
+Date: 2026-01-01T00:00:00+00:00
+
+Prose a person wrote about an earlier pass.
+
+## Machine
+
+- CPU: old
+
+## Speed
+
+| stale speed table |
+
+## Kept
+
+| a group not re-run |
+
+## Targets
+
+- Speed / fast case: target <= 0.5 s: **missed**, 0.9 vs 0.5 (+80 %)
+- Kept / case: target <= 1 s: met, 0.5 vs 1 (-50 %)
+
+Time taken: good 1 s, kept 9 s.
+
+## Scenarios (written by hand)
+
+The suite's prose.
+"""
+
+
+def test_only_keeps_the_groups_not_re_run_and_the_hand_written_sections(
+        bench_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "benchmarks.md"
+    out.write_text(OLD_REPORT)
+    assert bench_run.main(["--quick", "--only", "good", "--out", str(out)], bench_dir) == 0
+    text = out.read_text()
+    assert "Prose a person wrote about an earlier pass." in text
+    assert "Re-measured on " in text
+    assert "`bench/run.py --only good`: Speed, Memory" in text
+    assert "stale speed table" not in text
+    assert "| fast case | 0.2 s (0.1-0.3)" in text
+    order = [text.index(f"## {t}") for t in ("Speed", "Kept", "Memory", "Targets", "Scenarios")]
+    assert order == sorted(order)
+    assert "| a group not re-run |" in text
+    assert "The suite's prose." in text
+    assert "- Kept / case: target <= 1 s: met" in text
+    assert "Speed / fast case: target <= 0.5 s: met" in text
+    assert "+80 %" not in text
+    assert "Time taken: good " in text
+    assert "kept 9 s" not in text
+
+
+def test_a_full_run_rewrites_all_but_the_hand_written_sections(bench_dir: Path,
+                                                                tmp_path: Path) -> None:
+    out = tmp_path / "benchmarks.md"
+    out.write_text(OLD_REPORT)
+    bench_run.main(["--quick", "--out", str(out)], bench_dir)
+    text = out.read_text()
+    assert "Prose a person wrote" not in text
+    assert "## Kept" not in text
+    assert text.index("## Targets") < text.index("## Scenarios (written by hand)")
+    assert "The suite's prose." in text
