@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from aidd import spawning
 from aidd.clock import Clock
 from aidd.fsio import FileTooLargeError, UnsafePathError, open_file, read_file, write_all
 from aidd.gate.commands import GateCommand
@@ -85,10 +86,11 @@ def _run_command(command: GateCommand, req: GateRequest, log_fd: int) -> Command
     report = _report_stat(req.root, command)
     scope = proctree.TreeScope(foreign=lambda: other_attempts(req.env, None))
     start = clock.monotonic()
-    proc = subprocess.Popen(
-        ["/bin/sh", "-c", command.run], cwd=req.root, env=child_environment(req.env),
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        start_new_session=True)
+    with spawning.LOCK:
+        proc = subprocess.Popen(
+            ["/bin/sh", "-c", command.run], cwd=req.root, env=child_environment(req.env),
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            start_new_session=True)
     assert proc.stdout is not None
     out = _Output(proc.stdout.fileno(), log_fd, clock)
     deadline = start + command.timeout_s

@@ -14,6 +14,8 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import IO, Any
 
+from aidd import spawning
+
 QUEUE_SIZE = 64  # jobs waiting for the worker; notifications are rare, pings every minutes
 WORKER_GONE = "the notification worker ended"
 _REAP_S = 5.0
@@ -40,9 +42,10 @@ class Courier:
 
     def start(self) -> None:
         """The worker in a session of its own (a terminal's ^C is for aidd); raises OSError."""
-        self._proc = subprocess.Popen(
-            self._argv, env=self._env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, start_new_session=True)
+        with spawning.LOCK:
+            self._proc = subprocess.Popen(
+                self._argv, env=self._env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL, start_new_session=True)
         assert self._proc.stdin is not None
         assert self._proc.stdout is not None
         threading.Thread(target=self._write, args=(self._proc.stdin,), name="aidd-notify-out",

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from aidd import __version__
+from aidd import __version__, spawning
 from aidd.clock import SystemClock
 from aidd.session import proctree
 
@@ -208,9 +208,10 @@ def run(argv: list[str], stdin: bytes, cwd: str | None, env: Mapping[str, str],
     tree is killed (what it left running too), as the gate does with a command."""
     scope = proctree.TreeScope()
     try:
-        proc = subprocess.Popen(argv, cwd=cwd, env=dict(env), stdin=subprocess.PIPE,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                start_new_session=True)
+        with spawning.LOCK:
+            proc = subprocess.Popen(argv, cwd=cwd, env=dict(env), stdin=subprocess.PIPE,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                    start_new_session=True)
     except OSError as exc:
         raise DeliveryError(f"cannot start {Path(argv[0]).name}: "
                             f"{(exc.strerror or type(exc).__name__).lower()}", retry=False

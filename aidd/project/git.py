@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from aidd import spawning
 from aidd.project.gitlayout import ConfigFiles, config_files
 
 TIMEOUT_S = 120.0
@@ -174,12 +175,26 @@ class Git:
 
     def _exec(self, argv: list[str], stdin: bytes | None) -> Done:
         try:
-            proc = subprocess.run(argv, cwd=self.cwd, env=self.env(), input=stdin,
-                                  stdin=subprocess.DEVNULL if stdin is None else None,
-                                  capture_output=True, timeout=self.timeout, check=False)
+            return _run(argv, self.cwd, self.env(), stdin, self.timeout)
         except (OSError, subprocess.SubprocessError) as exc:
             raise GitError(f"git {_verb(argv)}: {exc}") from None
-        return Done(proc.returncode, proc.stdout, proc.stderr)
+
+
+def _run(argv: list[str], cwd: Path | str, env: dict[str, str], stdin: bytes | None,
+         timeout: float) -> Done:
+    """One git run; its start holds aidd/spawning's lock until the exec."""
+    with spawning.LOCK:
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE)
+    with proc:
+        try:
+            out, err = proc.communicate(stdin, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise
+    return Done(proc.returncode, out, err)
 
 
 # The listings of this process (one run), by place and config signature (`Git._config`).
@@ -195,13 +210,12 @@ def _user_excludes(home: str, xdg: str, global_config: str, path: str) -> tuple[
     process and home), which a project-local run does not read otherwise."""
     env = {k: v for k, v in zip(_HOME, (home, xdg, global_config, path), strict=True) if v}
     try:
-        done = subprocess.run([GIT, "config", "--global", "--path", "--get",
-                               "core.excludesFile"], cwd="/", env=env, capture_output=True,
-                              stdin=subprocess.DEVNULL, timeout=TIMEOUT_S, check=False)
+        done = _run([GIT, "config", "--global", "--path", "--get", "core.excludesFile"], "/",
+                    env, None, TIMEOUT_S)
     except (OSError, subprocess.SubprocessError):
         return ()
-    value = done.stdout.decode("utf-8", "surrogateescape").strip()
-    return ("-c", f"core.excludesFile={value}") if done.returncode == 0 and value else ()
+    value = done.text.strip()
+    return ("-c", f"core.excludesFile={value}") if done.code == 0 and value else ()
 
 
 def parse_listing(raw: bytes) -> list[tuple[str, str, str]]:

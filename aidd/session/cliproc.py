@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from aidd import spawning
 from aidd.agents.base import Adapter
 from aidd.clock import Clock, SystemClock
 from aidd.session.orphans import MARK_VAR, child_environment, new_mark, sweep
@@ -53,13 +54,14 @@ class _Limits(NamedTuple):
 def _run(argv: Sequence[str], env: dict[str, str] | None, cwd: Path | None, stderr_too: bool,
          stdin: bytes | None, limits: _Limits) -> bytes | None:
     try:
-        proc = subprocess.Popen(
-            list(argv), cwd=cwd, env=env,
-            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT if stderr_too else subprocess.DEVNULL,
-            start_new_session=True,  # so a timeout can kill the whole group
-        )
+        with spawning.LOCK:
+            proc = subprocess.Popen(
+                list(argv), cwd=cwd, env=env,
+                stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT if stderr_too else subprocess.DEVNULL,
+                start_new_session=True,  # so a timeout can kill the whole group
+            )
     except OSError:
         return None
     with proc:

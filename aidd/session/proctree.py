@@ -17,6 +17,7 @@ from typing import cast
 
 import psutil
 
+from aidd import spawning
 from aidd.clock import Clock
 from aidd.session import procfs
 
@@ -122,8 +123,9 @@ class TreeScope:
     def snapshot(self, root_pid: int) -> list[psutil.Process]:
         """The agent, its process group and session, adopted orphans, marked processes, and
         the descendants of all of them. One pass over the process table."""
-        table = _table()
-        adopted = self._adopted(table)
+        with spawning.LOCK:  # no child of aidd half-started (forked, not yet exec'd)
+            table = _table()
+            adopted = self._adopted(table)
         seeds = {pid for pid, row in table.items()
                  if root_pid in (row.group, row.session) or pid in adopted}
         seeds.update(self._marked())
@@ -141,8 +143,9 @@ class TreeScope:
         adopted since it started; None where /proc cannot list children (issue 17)."""
         if not procfs.children_known():
             return None
-        new = [pid for pid in procfs.children(self._me) if pid not in self._before]
-        foreign = set(self._foreign()) if new else set()
+        with spawning.LOCK:
+            new = [pid for pid in procfs.children(self._me) if pid not in self._before]
+            foreign = set(self._foreign()) if new else set()
         return procfs.tree_cpu_s([root_pid, *(pid for pid in new if pid not in foreign)])
 
     def _adopted(self, table: dict[int, procfs.Row]) -> set[int]:

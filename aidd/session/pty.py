@@ -32,6 +32,7 @@ import pexpect
 from pexpect import fdpexpect
 from pexpect.spawnbase import SpawnBase
 
+from aidd import spawning
 from aidd.session.proctree import dies_with_me
 
 ROWS, COLUMNS = 50, 200
@@ -152,19 +153,20 @@ class AgentProcess:
         self.terminal = Terminal()
         stdin_read, stdin_write = os.pipe()
         try:
-            self._popen = subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=dict(env),
-                stdin=stdin_read,
-                stdout=self.terminal.slave_fd,
-                stderr=self.terminal.slave_fd,
-                start_new_session=True,
-                # Linux: the kernel SIGKILLs the agent if aidd dies without ending it (kill -9,
-                # a crash, the OOM killer): no agent runs on unsupervised, and paid for, until
-                # the next run's sweep. Its descendants carry the run's mark for that sweep.
-                preexec_fn=dies_with_me(signal.SIGKILL),
-            )
+            with spawning.LOCK:
+                self._popen = subprocess.Popen(
+                    argv,
+                    cwd=cwd,
+                    env=dict(env),
+                    stdin=stdin_read,
+                    stdout=self.terminal.slave_fd,
+                    stderr=self.terminal.slave_fd,
+                    start_new_session=True,
+                    # Linux: the kernel SIGKILLs the agent if aidd dies without ending it (kill -9,
+                    # a crash, the OOM killer): no agent runs on unsupervised, and paid for, until
+                    # the next run's sweep. Its descendants carry the run's mark for that sweep.
+                    preexec_fn=dies_with_me(signal.SIGKILL),
+                )
         except BaseException:
             os.close(stdin_write)
             self.terminal.close()

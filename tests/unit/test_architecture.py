@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "aidd"
 # checked apart).
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("aidd", "aidd.errors", "aidd.clock", "aidd.console", "aidd.resources", "aidd.fsio",
-     "aidd.events", "aidd.numbers"),
+     "aidd.events", "aidd.numbers", "aidd.spawning"),
     ("aidd.project",),
     ("aidd.agents",),
     ("aidd.logs",),

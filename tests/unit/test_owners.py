@@ -27,6 +27,9 @@ PROCESS_OWNERS: dict[str, frozenset[str]] = {
 GIT_OWNERS = PROCESS_OWNERS["git"]
 
 _PROCESS_MODULES = frozenset({"subprocess", "pexpect", "pty", "multiprocessing"})
+_SPAWNS = frozenset({"subprocess.Popen", "subprocess.run", "subprocess.call",
+                     "subprocess.check_call", "subprocess.check_output", "os.fork",
+                     "os.posix_spawn", "os.posix_spawnp", "pty.fork", "pexpect.spawn"})
 _STARTS = re.compile(r"(os\.(system|popen|exec\w*|spawn\w*|posix_spawn\w*|fork\w*)"
                      r"|pty\.(fork|spawn)|asyncio\.create_subprocess_\w+)")
 
@@ -148,6 +151,25 @@ def test_every_process_owner_starts_processes() -> None:
     named = frozenset().union(*PROCESS_OWNERS.values()) & MODULES.keys()
     assert sorted(m for m in named if not _starts_processes(m)) == []
     assert sorted(m for m in GIT_OWNERS if not _runs_git(m)) == []
+
+
+def _unlocked_starts(module: str) -> list[int]:
+    """Lines where `module` starts a child outside `with spawning.LOCK:`."""
+    def walk(node: ast.AST, locked: bool) -> Iterator[int]:
+        if isinstance(node, ast.With):
+            locked = locked or any(_name(i.context_expr) == "spawning.LOCK" for i in node.items)
+        if isinstance(node, ast.Call) and _name(node.func) in _SPAWNS and not locked:
+            yield node.lineno
+        for child in ast.iter_child_nodes(node):
+            yield from walk(child, locked)
+    return list(walk(_tree(module), False))
+
+
+def test_every_start_of_a_child_holds_the_spawn_lock() -> None:
+    """aidd/spawning: a scan of aidd's children never sees one between fork and exec (the
+    fleet's `up` process runs no attempt's scope: its asyncio starts are left as they are)."""
+    owners = frozenset().union(*(m for k, m in PROCESS_OWNERS.items() if k != "fleet"))
+    assert {m: lines for m in sorted(owners) if (lines := _unlocked_starts(m))} == {}
 
 
 def test_only_fsio_and_the_named_modules_open_files() -> None:

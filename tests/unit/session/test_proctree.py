@@ -5,16 +5,19 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import psutil
 import pytest
 
+from aidd import spawning
 from aidd.clock import SystemClock
 from aidd.session import procfs, proctree
 from tests.conftest import FakeAgent
 from tests.fakes.attempt import pid_alive
+from tests.waiting import wait_for
 
 
 def start(fake_agent: FakeAgent, *steps: dict[str, object]) -> subprocess.Popen[bytes]:
@@ -310,3 +313,44 @@ def test_a_scope_learns_aidd_s_children_without_scanning_the_process_table(
     finally:
         earlier.kill()
         earlier.wait()
+
+
+def test_a_child_aidd_is_starting_is_never_taken_for_an_adopted_orphan(
+        fake_agent: FakeAgent) -> None:
+    """--parallel N, seen in CI: a checkpoint's `git add` started on one slot's thread while
+    another slot's attempt looked for its agent's orphans. Between fork and exec the child is
+    a copy of aidd, without the run's mark its own environment gives it; the scope took it
+    for an orphan and killed it (exit -15). Starts hold `spawning.LOCK` until the exec, scans
+    hold it too. Here a start stays between fork and exec for 1 s."""
+    foreign: set[int] = set()
+    scope = proctree.TreeScope(foreign=lambda: foreign)
+    proc = start(fake_agent)
+    started: list[subprocess.Popen[bytes]] = []
+    forked = threading.Event()
+
+    def slow_start() -> None:
+        with spawning.LOCK:
+            forked.set()
+            child = subprocess.Popen(["sleep", "106"], start_new_session=True,
+                                     preexec_fn=lambda: time.sleep(1.0))
+            started.append(child)
+            foreign.add(child.pid)  # once exec'd, its mark names it another's
+
+    before = {c.pid for c in psutil.Process().children()}
+    starter = threading.Thread(target=slow_start)
+    starter.start()
+    try:
+        assert forked.wait(5)
+        wait_for(lambda: {c.pid for c in psutil.Process().children()} - before, 5,
+                 "the fork")  # forked; its exec comes after 1 s
+        pids = {p.pid for p in scope.snapshot(proc.pid)}
+        starter.join(10)
+        assert started
+        assert started[0].pid not in pids
+        kill(proc, scope)
+        assert running(started[0].pid)
+    finally:
+        starter.join(10)
+        for child in started:
+            child.kill()
+            child.wait()
