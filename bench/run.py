@@ -219,15 +219,18 @@ def merge(old: str, new: str, rerun_modules: Sequence[str], *, only: bool) -> st
         return _join(new_head, [*new_secs, *kept_tail])
     fresh = {title: body for title, body in new_secs if title not in ("Machine", "Targets")}
     machine_now = dict(new_secs).get("Machine", [])
-    load = next((line[2:] for line in machine_now if line.startswith("- Load average")), "")
+    load = next((line.split(": ", 1)[-1] for line in machine_now
+                 if line.startswith("- Load average")), "")
     date = next((line for line in new_head if line.startswith("Date: ")), "Date: ?")[6:]
     note = (f"Re-measured on {date} by `bench/run.py --only {' --only '.join(rerun_modules)}`"
-            f": {', '.join(fresh) or 'nothing'}" + (f" ({load})." if load else "."))
+            f": {', '.join(fresh) or 'nothing'}" + (f"; load average {load}." if load else "."))
     groups: list[Section] = []
     for title, body in old_secs[:cut]:
         if title == "Targets":
             continue
-        groups.append((title, fresh.pop(title, body)))
+        new_body = fresh.pop(title, None)  # its table; the prose before the old one is kept
+        groups.append((title, body if new_body is None else
+                       body[:_table_at(body)] + new_body[_table_at(new_body):]))
     groups += list(fresh.items())
     targets = _merged_targets(dict(old_secs).get("Targets", []),
                               dict(new_secs).get("Targets", []),
@@ -235,6 +238,11 @@ def merge(old: str, new: str, rerun_modules: Sequence[str], *, only: bool) -> st
     while old_head and not old_head[-1]:
         old_head = old_head[:-1]
     return _join([*old_head, "", note, ""], [*groups, ("Targets", targets), *kept_tail])
+
+
+def _table_at(body: list[str]) -> int:
+    """Where a section's table starts (the prose before it is a person's)."""
+    return next((i for i, line in enumerate(body) if line.startswith("|")), len(body))
 
 
 def _merged_targets(old: list[str], new: list[str], groups: Sequence[str],

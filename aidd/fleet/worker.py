@@ -24,5 +24,5 @@ def make_worker(client: Client, slots: int, data_dir: Path,
         activities=[activities.run_aidd, holders_ended], max_concurrent_activities=slots,
         # On shutdown each activity SIGTERMs its aidd and waits for it (aidd's 5 s grace).
         graceful_shutdown_timeout=timedelta(seconds=TERM_WAIT_S + 10),
-        # Each heartbeat reaches the server within BEAT_S: a stop within ~2 s, status fresh.
+        # Each heartbeat reaches the server within BEAT_S: a stop within ~3 s, status fresh.
         max_heartbeat_throttle_interval=timedelta(seconds=BEAT_S))

@@ -116,6 +116,8 @@ Prose a person wrote about an earlier pass.
 
 ## Speed
 
+What a person wrote about the speed table.
+
 | stale speed table |
 
 ## Kept
@@ -145,6 +147,7 @@ def test_only_keeps_the_groups_not_re_run_and_the_hand_written_sections(
     assert "Re-measured on " in text
     assert "`bench/run.py --only good`: Speed, Memory" in text
     assert "stale speed table" not in text
+    assert "What a person wrote about the speed table." in text
     assert "| fast case | 0.2 s (0.1-0.3)" in text
     order = [text.index(f"## {t}") for t in ("Speed", "Kept", "Memory", "Targets", "Scenarios")]
     assert order == sorted(order)
