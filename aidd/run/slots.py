@@ -11,7 +11,6 @@ import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import partial
 
 from aidd.clock import Clock
 from aidd.project import boardmarks, featurestate
@@ -19,9 +18,9 @@ from aidd.project.checkpoints import CheckpointStore
 from aidd.project.features import FeatureFile, load_features, load_file
 from aidd.project.paths import ProjectPaths
 from aidd.project.schedule import Busy, next_features
-from aidd.project.worktrees import BRANCH_PREFIX, Worktree, WorktreeError, Worktrees
+from aidd.project.worktrees import Worktree, WorktreeError, Worktrees
 from aidd.prompts.context import ParallelInfo
-from aidd.run import decisions
+from aidd.run import decisions, leftovers
 from aidd.run.budgeting import BudgetKeeper
 from aidd.run.circular import CircularFixes
 from aidd.run.gating import Gatekeeper
@@ -156,21 +155,9 @@ class Slots:
         if self._cleaned:
             return
         self._cleaned = True
-        try:
-            left = self.trees.clean_up()
-        except WorktreeError as exc:
-            self.journal.warn(f"parallel: the worktrees of a stopped run not cleaned: {exc}")
-            return
-        self.journal.events.emit("worktrees_cleaned", removed=list(left.removed),
-                                 kept=list(left.kept), deleted=list(left.deleted))
-        for file in load_features(self.plan.paths, validate=False):
-            rel = f".automaker/features/{file.dir_name}/feature.json"
-            boardmarks.clear_left(self.plan.paths.root, rel, file.data,
-                                  partial(self.trees.committed, rel), BRANCH_PREFIX)
-        if left.kept:  # named in the header of every slot's attempt log (its plan's)
-            self.plan = replace(self.plan, kept_branches=tuple(left.kept))
-            self.journal.say(f"parallel: unmerged branches of a stopped run kept (their next "
-                             f"attempt resumes on them): {', '.join(left.kept)}", "WARN")
+        kept = leftovers.clean(self.plan, self.trees, self.journal)
+        if kept:  # named in the header of every slot's attempt log (its plan's)
+            self.plan = replace(self.plan, kept_branches=kept)
 
     def _may_start(self, state: PhaseState) -> End | None:
         limit = self.plan.settings.max_iterations

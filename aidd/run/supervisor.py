@@ -8,6 +8,7 @@ run one attempt, count it, check stop, findings and progress. Endings are values
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 from aidd.audits.definitions import AuditDefinition
 from aidd.clock import Clock
@@ -18,7 +19,7 @@ from aidd.fsio import UnsafePathError
 from aidd.gate.runner import run_gate
 from aidd.project.completion import evaluate, unfixed_findings
 from aidd.prompts.select import Mode
-from aidd.run import decisions
+from aidd.run import decisions, leftovers
 from aidd.run.auditphase import record_findings, start_phase
 from aidd.run.budgeting import BudgetKeeper
 from aidd.run.circular import CircularFixes
@@ -83,6 +84,8 @@ class Supervisor:
         """The phases; an error mid-run still takes the one shutdown before it propagates."""
         try:
             self.counters.next_number = self.life.begin()
+            if self.slots is None:  # the slots do it when they first start
+                self._name_kept(leftovers.of_single_run(self.plan, self.journal))
             try:
                 return self._phases()
             finally:  # the safety net (REL-1), before run_end and the lock's release
@@ -101,6 +104,12 @@ class Supervisor:
             log = self.journal.report_crash(exc)
             self._fail(ExitCode.GENERAL_ERROR)
             raise CrashReported(log, f"{type(exc).__name__}: {exc}") from exc
+
+    def _name_kept(self, kept: tuple[str, ...]) -> None:
+        """A killed `--parallel` run's unmerged branches, in every header of this run."""
+        if kept:
+            self.plan = replace(self.plan, kept_branches=kept)
+            self.iterations.plan = self.plan
 
     def _fail(self, code: int) -> None:
         self.life.finish(RunEnd(int(code), EndReason.ERROR), self.counters)

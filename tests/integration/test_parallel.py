@@ -308,6 +308,35 @@ def test_after_a_kill_9_the_next_run_keeps_the_unmerged_work_and_finishes(
         assert (root / f"{fid}.txt").is_file()
 
 
+def test_a_run_without_parallel_after_a_kill_9_names_the_kept_work(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """The night killed at --parallel 2 is restarted without it: the single run cleans up as
+    the slots would (the worktrees committed and removed, the unmerged branches kept and named
+    in its header), then works in the project's checkout. Before, the worktrees stayed and
+    nothing said where the half-done work was."""
+    fake_agent.script(HALF, HALF, REVIEW)
+    root = git_project(tmp_path / "proj", ["f1", "f2"])
+    with started(env, tmp_path, "--project-dir", str(root), "--parallel", "2",
+                 *WIDE_LIMITS) as first:
+        wait_for(lambda: len(fake_agent.records()) == 2, 30, "both agents to start")
+        halves = [Path(r["cwd"]) / f"{Path(r['cwd']).name}.half" for r in fake_agent.records()]
+        wait_for(lambda: all(h.exists() for h in halves), 20, "both agents' half work")
+        first.kill()
+        first.wait(timeout=10)
+    res = run_aidd("--project-dir", str(root), "--max-iterations", "1", *LIMITS, env=env,
+                   timeout=120)
+    assert res.code == 0, res.err + res.out + console(tmp_path)
+    (cleaned,) = [e for e in events(root, "worktrees_cleaned") if e["kept"]]
+    assert sorted(cleaned["kept"]) == ["aidd/f1", "aidd/f2"]
+    assert "unmerged branches of a stopped run kept" in res.out
+    (start,) = [e for e in events(root, "iteration_start") if "slot" not in e]
+    assert ("[aidd] Kept branches (a stopped run's unmerged work): aidd/f1, aidd/f2\n"
+            in (root / start["log"]).read_text())
+    assert git(root, "worktree", "list").count("\n") == 1  # the project's own
+    for fid in ("f1", "f2"):  # the half work, on its branch
+        assert git(root, "show", f"aidd/{fid}:{fid}.half") == "half\n"
+
+
 def test_worktrees_inside_the_project_are_refused(run_aidd: RunAidd, env: dict[str, str],
                                                   fake_agent: FakeAgent, tmp_path: Path) -> None:
     fake_agent.script(WORK)
