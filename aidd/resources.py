@@ -27,7 +27,12 @@ def data_dir(name: str) -> Path:
 
 def package_data(name: str) -> bytes:
     """A data file that ships inside the package, e.g. `budget/prices.json`."""
-    return (_PACKAGE_DIR / name).read_bytes()
+    return package_file(name).read_bytes()
+
+
+def package_file(name: str) -> Path:
+    """Where a data file inside the package is, for a program that reads it itself (git)."""
+    return _PACKAGE_DIR / name
 
 
 def checkout_root() -> Path | None:

@@ -104,6 +104,8 @@ class Git:
     timeout: float = TIMEOUT_S
     # The config as listed once for several runs in a row (`pinned`); None: listed per run.
     listing: tuple[tuple[str, str, str], ...] | None = None
+    # aidd's own attributes file (packaged, trusted) in place of none: the merge queue's.
+    attributes: Path | None = None
 
     def pinned(self) -> Git:
         """This git with its config listed now, once, for the few runs of one step (a
@@ -132,8 +134,10 @@ class Git:
         pack = [_PACK[args[0]]] if args[0] in _PACK else []
         # The user's own ignore file still keeps their editor's files out of a checkpoint.
         mine = [] if self.network else _user_excludes(*(self.environ.get(k, "") for k in _HOME))
-        return [GIT, *_flags(overrides(listing, self.network)), *mine, args[0], *pack,
-                *args[1:]]
+        settings = overrides(listing, self.network)
+        if self.attributes is not None:
+            settings["core.attributesFile"] = str(self.attributes)
+        return [GIT, *_flags(settings), *mine, args[0], *pack, *args[1:]]
 
     def run(self, *args: str, stdin: bytes | None = None) -> Done:
         """`git ARGS`, bounded; a failure to start or a timeout is a GitError."""

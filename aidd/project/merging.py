@@ -14,6 +14,11 @@ from pathlib import Path
 from aidd.project.checkpoints import IDENTITY
 from aidd.project.git import Git, GitError
 from aidd.project.worktrees import Worktree, WorktreeError, Worktrees
+from aidd.resources import package_file
+
+# The board's logs every agent appends to (CHANGELOG.md, todo.md) merge with both sides' lines:
+# else each second merge of a night conflicts on the changelog and goes back for nothing.
+UNION_LOGS = package_file("project/queue.gitattributes")
 
 
 @unique
@@ -95,7 +100,8 @@ class Merger:
         return None if moved.ok else f"the branch keeps the merge: {moved.why}"
 
     def _git(self, queue: Worktree) -> Git:
-        return replace(self.trees.git_in(queue), environ={**self.trees.environ, **IDENTITY})
+        return replace(self.trees.git_in(queue), environ={**self.trees.environ, **IDENTITY},
+                       attributes=UNION_LOGS)
 
     @staticmethod
     def _reset(git: Git, commit: str) -> None:

@@ -236,6 +236,28 @@ def test_a_conflict_is_sent_back_and_then_solved(run_aidd: RunAidd, env: dict[st
     assert git(root, "status", "--porcelain", "--untracked-files=no") == ""
 
 
+def test_both_agents_changelog_entries_merge_without_a_conflict(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """Every agent adds its entry to `.automaker/CHANGELOG.md` (the prompts ask it to): the
+    queue merges that log with both sides' lines (`merge=union`, aidd's own attributes),
+    where before the second merge of each pair conflicted and went back for another attempt."""
+    log = "printf '\\n- %s: done\\n' \"$(basename \"$PWD\")\" >> .automaker/CHANGELOG.md; "
+    work: list[dict[str, Any]] = [READ, {"spawn": ["sh", "-c", log + FINISH_OWN], "wait": True},
+                                  {"say": "done"}, {"finish": True}]
+    fake_agent.script(work, work, REVIEW)
+    root = git_project(tmp_path / "proj", ["f1", "f2"])
+    res = run_aidd("--project-dir", str(root), "--parallel", "2", *LIMITS, env=env,
+                   timeout=120)
+    assert res.code == 73, res.err + res.out
+    assert sorted((m["feature"], m["result"]) for m in events(root, "merge")) == [
+        ("f1", "merged"), ("f2", "merged")]
+    changelog = (root / ".automaker" / "CHANGELOG.md").read_text()
+    assert "- f1: done" in changelog
+    assert "- f2: done" in changelog
+    assert "<<<<<<<" not in changelog
+    assert len(fake_agent.records()) == 3  # no attempt sent back
+
+
 def test_a_red_merged_gate_is_undone_and_the_feature_sent_back(
         run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path) -> None:
     """The agent leaves `bad.txt`, which the gate refuses: the merge is undone (the project's
