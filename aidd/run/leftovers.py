@@ -37,16 +37,18 @@ def clean(plan: RunPlan, trees: Worktrees, journal: Journal) -> tuple[str, ...]:
     return left.kept
 
 
-def of_single_run(plan: RunPlan, journal: Journal) -> tuple[str, ...]:
-    """For a run without slots: only where the repository shows a worktree or an `aidd/`
-    branch (read from its files, no git run at each start), the same clean-up."""
-    if not _maybe_left(plan.paths):
-        return ()
-    try:
-        trees = Worktrees(plan.paths.root, plan.settings.environ, base_dir(
-            plan.paths.root, plan.settings.environ, plan.settings.worktree_dir))
-    except WorktreeError:
-        return ()  # not the top of its own repository: no slot ever ran here
+def at_start(plan: RunPlan, journal: Journal) -> tuple[str, ...]:
+    """The clean-up of a run's start: with slots, always; without, only where the repository
+    shows a worktree or an `aidd/` branch (read from its files: no git run at each start)."""
+    trees = plan.worktrees
+    if trees is None:
+        if not _maybe_left(plan.paths):
+            return ()
+        try:
+            trees = Worktrees(plan.paths.root, plan.settings.environ, base_dir(
+                plan.paths.root, plan.settings.environ, plan.settings.worktree_dir))
+        except WorktreeError:
+            return ()  # not the top of its own repository: no slot ever ran here
     return clean(plan, trees, journal)
 
 

@@ -20,7 +20,7 @@ from aidd.project.paths import ProjectPaths
 from aidd.project.schedule import Busy, next_features
 from aidd.project.worktrees import Worktree, WorktreeError, Worktrees
 from aidd.prompts.context import ParallelInfo
-from aidd.run import decisions, leftovers
+from aidd.run import decisions
 from aidd.run.budgeting import BudgetKeeper
 from aidd.run.circular import CircularFixes
 from aidd.run.gating import Gatekeeper
@@ -124,7 +124,6 @@ class Slots:
         self._sent_back: dict[str, int] = {}  # by feature id, this run
         self._given_up: set[str] = set()  # ids sent back too often: left to the single loop
         self._error: BaseException | None = None
-        self._cleaned = False
         self._turns = StartTurns()
 
     # -- the coordinator -------------------------------------------------------------------
@@ -132,7 +131,6 @@ class Slots:
         """Work every feature that can be worked at once; (the end, when the run or phase
         ends, else None; the attempts run). The single loop goes on after it: the completion
         review, features no slot may take."""
-        self._clean_up()
         self.shared.gates.before_attempt(self.shared.counters.next_number)  # the baseline
         ran, end = 0, None
         while True:
@@ -149,15 +147,6 @@ class Slots:
         if self._error is not None:
             raise self._error
         return end, ran
-
-    def _clean_up(self) -> None:
-        """Once a run: a killed run's worktrees removed, its unmerged branches named."""
-        if self._cleaned:
-            return
-        self._cleaned = True
-        kept = leftovers.clean(self.plan, self.trees, self.journal)
-        if kept:  # named in the header of every slot's attempt log (its plan's)
-            self.plan = replace(self.plan, kept_branches=kept)
 
     def _may_start(self, state: PhaseState) -> End | None:
         limit = self.plan.settings.max_iterations

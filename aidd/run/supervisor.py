@@ -84,8 +84,7 @@ class Supervisor:
         """The phases; an error mid-run still takes the one shutdown before it propagates."""
         try:
             self.counters.next_number = self.life.begin()
-            if self.slots is None:  # the slots do it when they first start
-                self._name_kept(leftovers.of_single_run(self.plan, self.journal))
+            self._name_kept(leftovers.at_start(self.plan, self.journal))
             try:
                 return self._phases()
             finally:  # the safety net (REL-1), before run_end and the lock's release
@@ -110,6 +109,8 @@ class Supervisor:
         if kept:
             self.plan = replace(self.plan, kept_branches=kept)
             self.iterations.plan = self.plan
+            if self.slots is not None:
+                self.slots.plan = self.plan
 
     def _fail(self, code: int) -> None:
         self.life.finish(RunEnd(int(code), EndReason.ERROR), self.counters)
