@@ -17,6 +17,7 @@ from functools import partial
 from aidd.clock import Clock
 from aidd.gate.verdict import GateVerdict
 from aidd.project import boardmarks, featurestate
+from aidd.project.activity import FileActivity
 from aidd.project.checkpoints import CheckpointStore
 from aidd.project.features import FeatureFile, load_features, load_file
 from aidd.project.paths import ProjectPaths
@@ -90,6 +91,7 @@ class Lane:
     sent_back: int = 0
     mark: boardmarks.Mark | None = None  # its feature file on the board, while worked
     gate_report: str = ""  # the red gate in its worktree, for its next prompt
+    files: FileActivity | None = None  # its worktree's changes (--liveness signals)
 
     @property
     def feature(self) -> str:
@@ -223,17 +225,27 @@ class Slots:
         store = CheckpointStore.of_worktree(tree.path, tree.git_dir, self.trees.common,
                                             self.plan.settings.environ)
         store.run_id = events.run_id
+        files = self._watch(tree)
         runner = IterationRunner(self.plan, journal, self.shared.life.interrupt, self.clock,
                                  self._run_attempt, deadline_s=self.shared.budget.deadline_s,
-                                 recall=self.shared.memory.recall,
+                                 files=lambda: files, recall=self.shared.memory.recall,
                                  tree=ProjectPaths(tree.path), store=store)
         runner.start_turn = self._turns.take
         events.emit("slot_start", branch=tree.branch, path=str(tree.path))
         self.journal.say(f"slot {slot}: {file.dir_name} on {tree.branch} in {tree.path}")
-        lane = Lane(slot, file, tree, journal, runner)
+        lane = Lane(slot, file, tree, journal, runner, files=files)
         runner.gate_report = lambda: lane.gate_report
         lane.mark = boardmarks.mark(self.plan.paths.root, lane.feature_file, tree.branch)
         return lane
+
+    def _watch(self, tree: Worktree) -> FileActivity | None:
+        """The worktree's file changes, a sign of its agent's life, as the run's watch of the
+        project is with one agent (the worktree is outside the project: that watch misses it)."""
+        if self.plan.settings.liveness != "signals":
+            return None
+        files = FileActivity(tree.path, self.clock.monotonic)
+        files.start()
+        return files
 
     def _start(self, state: PhaseState, lane: Lane) -> None:
         others = tuple(sorted(o.feature for o in self._lanes.values() if o is not lane))
@@ -348,6 +360,8 @@ class Slots:
         self._lanes.pop(lane.slot, None)
         self._unmark(lane)
         self._collect(lane)
+        if lane.files is not None:
+            lane.files.close()
         try:
             self.trees.remove(lane.tree)
         except WorktreeError as exc:

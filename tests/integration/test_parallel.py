@@ -414,3 +414,22 @@ def test_a_stop_request_ends_every_slot_after_its_attempt(
         branch = f"aidd/{tree.name}"
         assert f"{tree.name}.part" in git(root, "ls-tree", "--name-only", branch)
         assert not tree.exists()
+
+
+def test_a_slot_s_agent_changing_files_in_its_worktree_is_alive(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """--liveness signals: a slot's agent that prints nothing while it writes files in its
+    worktree (outside the project, which the run's own watch covers) for 4 s is not killed
+    at --idle-timeout 2: each worktree has its own watch."""
+    steps: list[dict[str, Any]] = [{"init": True}]
+    for i in range(8):
+        steps += [{"write_file": f"w{i}.txt", "text": "x"}, {"sleep": 0.5}]
+    fake_agent.script([*steps, *WORK], REVIEW)
+    root = git_project(tmp_path / "proj", ["f1"])
+    res = run_aidd("--project-dir", str(root), "--parallel", "2", "--idle-timeout", "2",
+                   "--idle-nudge-timeout", "0", "--timeout", "30", "--busy-timeout", "20",
+                   env=env, timeout=120)
+    assert res.code == 73, res.err + res.out
+    assert events(root, "kill") == []
+    assert [(m["feature"], m["result"]) for m in events(root, "merge")] == [("f1", "merged")]
+    assert (root / "w7.txt").is_file()
