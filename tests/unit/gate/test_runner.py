@@ -154,8 +154,9 @@ def test_a_gate_in_a_worktree_writes_its_log_in_the_project(tmp_path: Path) -> N
 
 def test_what_aidd_starts_meanwhile_is_never_taken_for_the_gate_s(tmp_path: Path) -> None:
     """--parallel: while a slot's gate runs, aidd starts other children of its own, carrying
-    the run's mark: another slot's gate, its git (no attempt number). None is taken for
-    what this gate left running, though aidd is their parent; the gate's own leftover is."""
+    the run's mark: its git (no attempt number), another slot's gate, another slot's agent.
+    None is taken for what this gate left running, though aidd is their parent; the gate's
+    own leftover is."""
     env = {"PATH": os.environ["PATH"], MARK_VAR: "feedbeef12345678"}
     script = "sleep 300 & echo $! > own.pid; touch started; while ! test -e go; do sleep 0.05; done"
     req = GateRequest((GateCommand("wait", script),), tmp_path, env,
@@ -165,7 +166,8 @@ def test_what_aidd_starts_meanwhile_is_never_taken_for_the_gate_s(tmp_path: Path
     others: list[subprocess.Popen[bytes]] = []
     try:
         wait_for(lambda: (tmp_path / "started").exists(), 20, "the gate to start")
-        for extra in ({}, {GATE_VAR: "another"}):  # aidd's git; another slot's gate
+        # aidd's git; another slot's gate; another slot's agent
+        for extra in ({}, {GATE_VAR: "another"}, {"AIDD_ITERATION": "7"}):
             others.append(subprocess.Popen(["sleep", "301"], env={**env, **extra},
                                            start_new_session=True))
         wait_for(lambda: all(_carries(p.pid, MARK_VAR) for p in others), 10, "the env")
@@ -173,7 +175,7 @@ def test_what_aidd_starts_meanwhile_is_never_taken_for_the_gate_s(tmp_path: Path
         gate.join(timeout=30)
         assert not gate.is_alive()
         assert _gone(tmp_path / "own.pid")
-        assert [p.poll() for p in others] == [None, None]  # alive
+        assert [p.poll() for p in others] == [None, None, None]  # alive
     finally:
         (tmp_path / "go").write_text("")
         for proc in others:
