@@ -68,13 +68,17 @@ class Gatekeeper:
             self._passed_under_red(verdict)
         return True
 
-    def merged(self, number: int) -> bool:
+    def merged(self, number: int) -> str:
         """--parallel: the gate on a merge in the project's checkout, against the baseline
-        (docs/parallel.md); green when it found no new failure, or there is no gate."""
+        (docs/parallel.md): "" when green (no new failure, or no gate), else why not. Cut
+        short by a stop, it judged nothing: never green."""
         if not self.enabled:
-            return True
+            return ""
         self._last_attempt = number
-        return not self._check(number).red
+        verdict = self._check(number)
+        if verdict.red:
+            return "the gate on the merged result is red"
+        return "" if verdict.complete else "the gate on the merged result was stopped"
 
     def in_worktree(self, number: int, root: Path, journal: Journal) -> GateVerdict | None:
         """--parallel: the gate in a slot's worktree once its feature says done, against the

@@ -298,6 +298,29 @@ def test_a_red_merged_gate_is_undone_and_the_feature_sent_back(
     assert len(log) == 2  # the red merge left no trace on the project's branch
 
 
+def test_a_merged_gate_cut_short_by_a_stop_never_keeps_the_merge(
+        env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """`.stop` while the gate judges a merged result in the project: the gate judged nothing,
+    so the merge is undone (reason `merge_red`, the gate "was stopped"), never kept ungated;
+    the branch stays for the next run, exit 6."""
+    fake_agent.script(WORK, REVIEW)
+    root = git_project(tmp_path / "proj", ["f1"])
+    judging = tmp_path / "judging"
+    gate = (f'if test "$(pwd -P)" = {root.resolve()} && test -e f1.txt; then '
+            f'touch {judging}; sleep 30; fi')
+    with started(env, tmp_path, "--project-dir", str(root), "--parallel", "2", "--gate", gate,
+                 *WIDE_LIMITS) as run:
+        wait_for(judging.exists, 60, "the gate on the merged result")
+        (root / ".automaker" / ".stop").write_text("now\n")
+        assert run.wait(timeout=60) == 6, console(tmp_path)
+    (merge,) = events(root, "merge")
+    assert (merge["result"], merge["why"]) == ("merge_red",
+                                              "the gate on the merged result was stopped")
+    assert not (root / "f1.txt").exists()
+    assert "f1.txt" in git(root, "ls-tree", "--name-only", "aidd/f1")
+    assert len(git(root, "log", "--format=%H", "main").split()) == 1
+
+
 def test_a_budget_stop_stops_every_agent(run_aidd: RunAidd, env: dict[str, str],
                                          fake_agent: FakeAgent, tmp_path: Path) -> None:
     """Each attempt costs $1 and finishes nothing; with --max-cost-usd 0.5 the first attempt
