@@ -18,7 +18,7 @@ from aidd.gate.commands import GateCommand
 from aidd.gate.junit import JunitError, failing_tests
 from aidd.logs.cleaning import clean_bytes
 from aidd.session import proctree
-from aidd.session.orphans import child_environment, other_attempts
+from aidd.session.orphans import gate_environment, new_mark, not_of_gate
 
 TAIL_LINES = 60  # what a red gate's summary shows the agent
 _TAIL_BYTES = 64 * 1024
@@ -59,17 +59,19 @@ class CommandRun:
 @dataclass(frozen=True)
 class GateRequest:
     commands: tuple[GateCommand, ...]
-    root: Path
+    root: Path  # where the commands run: the project, or a slot's worktree (--parallel N)
     env: Mapping[str, str]
     log: Path  # .automaker/iterations/NNN.gate.log, appended to
     clock: Clock
     cancelled: Callable[[], bool]  # a signal or a stop request: kill the command, stop
+    project: Path | None = None  # the project holding the log, when not `root`
 
 
 def run_gate(req: GateRequest) -> tuple[CommandRun, ...]:
     """Each command in order; a stop request ends the gate after the command it cut short."""
     runs: list[CommandRun] = []
-    fd = open_file(req.root, req.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, create_dirs=True)
+    fd = open_file(req.project or req.root, req.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+                   create_dirs=True)
     try:
         for command in req.commands:
             runs.append(_run_command(command, req, fd))
@@ -84,11 +86,14 @@ def _run_command(command: GateCommand, req: GateRequest, log_fd: int) -> Command
     clock = req.clock
     write_all(log_fd, f"=== gate {command.name}: {command.run}\n".encode())
     report = _report_stat(req.root, command)
-    scope = proctree.TreeScope(foreign=lambda: other_attempts(req.env, None))
+    # Its own tag: what else aidd runs meanwhile (agents, another slot's gate, git) is never
+    # taken for what this command left running.
+    run = new_mark()
+    scope = proctree.TreeScope(foreign=lambda: not_of_gate(req.env, run))
     start = clock.monotonic()
     with spawning.LOCK:
         proc = subprocess.Popen(
-            ["/bin/sh", "-c", command.run], cwd=req.root, env=child_environment(req.env),
+            ["/bin/sh", "-c", command.run], cwd=req.root, env=gate_environment(req.env, run),
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             start_new_session=True)
     assert proc.stdout is not None

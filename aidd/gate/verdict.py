@@ -30,6 +30,10 @@ class GateVerdict:
         return any(c.new_failures for c in self.commands)
 
     @property
+    def new_failures(self) -> tuple[str, ...]:
+        return tuple(f for c in self.commands for f in c.new_failures)
+
+    @property
     def complete(self) -> bool:
         """Every command ran to its end (none cut short by a stop)."""
         return not any(c.run.cancelled for c in self.commands)

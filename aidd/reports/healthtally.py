@@ -111,6 +111,8 @@ def _budget(t: Tally, e: Mapping[str, Any]) -> None:
 
 
 def _gate(t: Tally, e: Mapping[str, Any]) -> None:
+    if "slot" in e:  # a --parallel slot's worktree: a branch, not the project, was judged
+        return
     new = e.get("new")
     firsts = tuple(clean(n, 80) for n in new[:2] if isinstance(n, str)) \
         if isinstance(new, list) else ()

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from pathlib import Path
 
 from aidd.clock import Clock
 from aidd.gate import passes
 from aidd.gate.runner import CommandRun, GateRequest, run_gate
-from aidd.gate.verdict import GateVerdict, baseline_of, judge
+from aidd.gate.verdict import CommandVerdict, GateVerdict, baseline_of, judge
 from aidd.run.journal import Journal
 from aidd.run.preflight import RunPlan
 
@@ -43,7 +44,7 @@ class Gatekeeper:
         latest = self.latest
         if latest is None or latest.number != number:
             return ()
-        return tuple(f for cv in latest.commands for f in cv.new_failures)
+        return latest.new_failures
 
     # -- around an attempt -----------------------------------------------------------------
     def before_attempt(self, number: int) -> None:
@@ -67,13 +68,25 @@ class Gatekeeper:
             self._passed_under_red(verdict)
         return True
 
-    def merged(self, number: int) -> bool:
+    def merged(self, number: int) -> str:
         """--parallel: the gate on a merge in the project's checkout, against the baseline
-        (docs/parallel.md); green when it found no new failure, or there is no gate."""
+        (docs/parallel.md): "" when green (no new failure, or no gate), else why not. Cut
+        short by a stop, it judged nothing: never green."""
         if not self.enabled:
-            return True
+            return ""
         self._last_attempt = number
-        return not self._check(number).red
+        verdict = self._check(number)
+        if verdict.red:
+            return "the gate on the merged result is red"
+        return "" if verdict.complete else "the gate on the merged result was stopped"
+
+    def in_worktree(self, number: int, root: Path, journal: Journal) -> GateVerdict | None:
+        """--parallel: the gate in a slot's worktree once its feature says done, against the
+        run's baseline, before its branch may enter the queue (docs/parallel.md); None without
+        a gate. On the slot's thread: the project's verdict (`latest`) is left alone."""
+        if not self.enabled:
+            return None
+        return self._judged(number, root, journal)
 
     def holds_completion(self) -> bool:
         """Completion needs a gate without new failures over the newest work: the gate runs
@@ -89,10 +102,11 @@ class Gatekeeper:
         return latest.red
 
     # -- running -----------------------------------------------------------------------------
-    def _request(self, number: int, suffix: str) -> GateRequest:
+    def _request(self, number: int, suffix: str, root: Path | None = None) -> GateRequest:
         plan = self.plan
-        return GateRequest(plan.settings.gate, plan.paths.root, plan.settings.environ,
-                           plan.paths.log(number, suffix), self.clock, self._cancelled)
+        return GateRequest(plan.settings.gate, root or plan.paths.root, plan.settings.environ,
+                           plan.paths.log(number, suffix), self.clock, self._cancelled,
+                           plan.paths.root)
 
     def _run_baseline(self, number: int) -> None:
         start = self.clock.monotonic()
@@ -112,32 +126,16 @@ class Gatekeeper:
             duration_s=round(self.clock.monotonic() - start, 3))
 
     def _check(self, number: int) -> GateVerdict:
-        runs = self._run(self._request(number, ".gate.log"))
+        """The gate in the project's checkout: the run's verdict."""
+        self.latest = self._judged(number, self.plan.paths.root, self.journal)
+        return self.latest
+
+    def _judged(self, number: int, root: Path, journal: Journal) -> GateVerdict:
+        runs = self._run(self._request(number, ".gate.log", root))
         verdict = judge(number, runs, self._baseline or {})
         log = self.plan.paths.rel(self.plan.paths.log(number, ".gate.log"))
         for cv in verdict.commands:
-            run = cv.run
-            self.journal.events.emit(
-                "gate", number=number, name=run.command.name, ok=run.ok, exit=run.exit,
-                duration_s=round(run.duration_s, 3), new_failures=len(cv.new_failures),
-                known_failures=len(cv.known_failures), new=list(cv.new_failures[:20]),
-                timed_out=run.timed_out, log=log)
-            if run.junit_problem:
-                self.journal.warn(f"gate {run.command.name}: JUnit report unusable "
-                                  f"({run.junit_problem}); judged by its exit status")
-            if cv.new_failures:
-                self.journal.say(f"gate red: {run.command.name}: "
-                                 f"{_count(len(cv.new_failures), 'new failure')} "
-                                 f"({_names(cv.new_failures)}) ({run.duration_s:.1f}s); "
-                                 f"output in {log}", level="WARN")
-            elif run.cancelled:
-                self.journal.say(f"gate: {run.command.name} stopped (a stop was requested)")
-            else:
-                known = (f", {_count(len(cv.known_failures), 'known failure')}"
-                         if cv.known_failures else "")
-                self.journal.say(f"gate: {run.command.name}: no new failures{known} "
-                                 f"({run.duration_s:.1f}s)")
-        self.latest = verdict
+            _tell(journal, number, cv, log)
         return verdict
 
     def _passed_under_red(self, verdict: GateVerdict) -> None:
@@ -163,6 +161,31 @@ class Gatekeeper:
                                  reverted=reverted)
 
 
+def _tell(journal: Journal, number: int, cv: CommandVerdict, log: str) -> None:
+    """One command's verdict: its `gate` event and its console line."""
+    run = cv.run
+    journal.events.emit(
+        "gate", number=number, name=run.command.name, ok=run.ok, exit=run.exit,
+        duration_s=round(run.duration_s, 3), new_failures=len(cv.new_failures),
+        known_failures=len(cv.known_failures), new=list(cv.new_failures[:20]),
+        timed_out=run.timed_out, log=log)
+    if run.junit_problem:
+        journal.warn(f"gate {run.command.name}: JUnit report unusable "
+                     f"({run.junit_problem}); judged by its exit status")
+    if cv.new_failures:
+        journal.say(f"gate red: {run.command.name}: "
+                    f"{_count(len(cv.new_failures), 'new failure')} "
+                    f"({_names(cv.new_failures)}) ({run.duration_s:.1f}s); "
+                    f"output in {log}", level="WARN")
+    elif run.cancelled:
+        journal.say(f"gate: {run.command.name} stopped (a stop was requested)")
+    else:
+        known = (f", {_count(len(cv.known_failures), 'known failure')}"
+                 if cv.known_failures else "")
+        journal.say(f"gate: {run.command.name}: no new failures{known} "
+                    f"({run.duration_s:.1f}s)")
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
@@ -173,7 +196,7 @@ def _names(items: list[str] | tuple[str, ...]) -> str:
 
 
 def _failures(verdict: GateVerdict) -> str:
-    return _names([f for cv in verdict.commands for f in cv.new_failures])
+    return _names(verdict.new_failures)
 
 
 def _today(now: datetime) -> str:

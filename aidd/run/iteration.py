@@ -76,7 +76,7 @@ class IterationRunner:
         self.interrupt = interrupt
         self.clock = clock
         self._run_attempt = run_attempt
-        self._gate_report = gate_report  # a red gate's summary for the prompt, else ""
+        self.gate_report = gate_report  # a red gate's summary for the prompt (a slot: its own)
         self.deadline_s = deadline_s  # --max-wall-time, on the clock's monotonic scale
         self._files = files  # the run's file watcher (--liveness signals)
         self._files_warned = False
@@ -105,7 +105,7 @@ class IterationRunner:
             focus.dir_name if focus is not None else None)
         at_start = feature_of(named, (), started)
         context = build_context(plan, state.phase, state, number, selection, self.clock.now(),
-                                self._gate_report(),
+                                self.gate_report(),
                                 self._recall(state.phase, selection.kind, at_start), tree,
                                 self.parallel)
         prompt = self._render(state, number, selection, model,

@@ -18,9 +18,9 @@ from aidd.project.git import GitError
 from aidd.project.merging import Candidate, MergeEnd, Merger, Refused
 from aidd.project.worktrees import Worktree, WorktreeError, Worktrees
 
-# The gate on the merged result, run in the project's checkout: True when green (against the
-# run's baseline).
-MergedGate = Callable[[Path], bool]
+# The gate on the merged result, run in the project's checkout: "" when green (against the
+# run's baseline), else why not.
+MergedGate = Callable[[Path], str]
 
 
 @dataclass(frozen=True)
@@ -104,11 +104,11 @@ class MergeQueue:
         refused = self.merger.advance(made)
         if refused is not None:
             return refused
-        if self.gate(self.trees.root):
+        why = self.gate(self.trees.root)
+        if not why:
             return made
         stuck = self.merger.retreat(made)
-        return Refused(MergeEnd.MERGE_RED, "the gate on the merged result is red" + (
-            f"; {stuck}" if stuck else ""))
+        return Refused(MergeEnd.MERGE_RED, why + (f"; {stuck}" if stuck else ""))
 
     def _carry_back(self, finished: Finished) -> None:
         """The feature's file as its agent left it, into the project (where `.automaker/` is

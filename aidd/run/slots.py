@@ -1,8 +1,9 @@
 """`--parallel N` (docs/parallel.md): up to N features at once, each worked by its own agent in
 its own worktree (a slot, on its own thread), merged through the queue. The main thread is the
 coordinator: it schedules, numbers, counts, spends the budget, sleeps on a rate limit and
-merges; a slot's thread only runs one attempt at a time (`IterationRunner`), so what the run
-shares (counters, budget, memory, the project's checkout) is touched by one thread."""
+merges; a slot's thread only runs one attempt at a time (`IterationRunner`), then commits it on
+its branch and runs the gate in its worktree, so what the run shares (counters, budget, memory,
+the project's checkout) is touched by one thread."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from aidd.clock import Clock
+from aidd.gate.verdict import GateVerdict
 from aidd.project import boardmarks, featurestate
+from aidd.project.activity import FileActivity
 from aidd.project.checkpoints import CheckpointStore
 from aidd.project.features import FeatureFile, load_features, load_file
 from aidd.project.paths import ProjectPaths
@@ -86,6 +89,8 @@ class Lane:
     runner: IterationRunner
     sent_back: int = 0
     mark: boardmarks.Mark | None = None  # its feature file on the board, while worked
+    gate_report: str = ""  # the red gate in its worktree, for its next prompt
+    files: FileActivity | None = None  # its worktree's changes (--liveness signals)
 
     @property
     def feature(self) -> str:
@@ -105,6 +110,13 @@ class Ran:
     lane: Lane
     attempt: Attempt | None
     error: BaseException | None = None
+    done: bool = False  # its feature says done in its worktree
+    gate: GateVerdict | None = None  # the gate in its worktree, when done (and a gate is set)
+
+    @property
+    def queued(self) -> bool:
+        """Done, and the gate in its worktree ran to its end without a new failure."""
+        return self.done and (self.gate is None or (self.gate.complete and not self.gate.red))
 
 
 class Slots:
@@ -189,16 +201,27 @@ class Slots:
         store = CheckpointStore.of_worktree(tree.path, tree.git_dir, self.trees.common,
                                             self.plan.settings.environ)
         store.run_id = events.run_id
+        files = self._watch(tree)
         runner = IterationRunner(self.plan, journal, self.shared.life.interrupt, self.clock,
                                  self._run_attempt, deadline_s=self.shared.budget.deadline_s,
-                                 recall=self.shared.memory.recall,
+                                 files=lambda: files, recall=self.shared.memory.recall,
                                  tree=ProjectPaths(tree.path), store=store)
         runner.start_turn = self._turns.take
         events.emit("slot_start", branch=tree.branch, path=str(tree.path))
         self.journal.say(f"slot {slot}: {file.dir_name} on {tree.branch} in {tree.path}")
-        lane = Lane(slot, file, tree, journal, runner)
+        lane = Lane(slot, file, tree, journal, runner, files=files)
+        runner.gate_report = lambda: lane.gate_report
         lane.mark = boardmarks.mark(self.plan.paths.root, lane.feature_file, tree.branch)
         return lane
+
+    def _watch(self, tree: Worktree) -> FileActivity | None:
+        """The worktree's file changes, a sign of its agent's life, as the run's watch of the
+        project is with one agent (the worktree is outside the project: that watch misses it)."""
+        if self.plan.settings.liveness != "signals":
+            return None
+        files = FileActivity(tree.path, self.clock.monotonic)
+        files.start()
+        return files
 
     def _start(self, state: PhaseState, lane: Lane) -> None:
         others = tuple(sorted(o.feature for o in self._lanes.values() if o is not lane))
@@ -214,9 +237,24 @@ class Slots:
     def _work(self, lane: Lane, state: PhaseState, number: int) -> None:
         """A slot's thread: one attempt, its end handed to the coordinator."""
         try:
-            self._done.put(Ran(lane, lane.runner.run(state, number, False, None)))
+            self._done.put(self._ended(lane, lane.runner.run(state, number, False, None)))
         except BaseException as exc:  # the coordinator raises it once every slot has ended
             self._done.put(Ran(lane, None, exc))
+
+    def _ended(self, lane: Lane, attempt: Attempt) -> Ran:
+        """Still on the slot's thread: the work committed on its branch, then, when its feature
+        says done, the gate in its worktree (so a long gate holds up no other slot; the gate's
+        own files are never in that commit)."""
+        if attempt.rate_limited:  # tried again as it was
+            return Ran(lane, attempt)
+        try:
+            self.queue.commit(lane.tree, attempt.number)
+        except WorktreeError as exc:
+            lane.journal.warn(f"parallel: the work of {lane.feature} not committed: {exc}")
+        if not self._finished(lane):
+            return Ran(lane, attempt)
+        return Ran(lane, attempt, done=True, gate=self.shared.gates.in_worktree(
+            attempt.number, lane.tree.path, lane.journal))
 
     # -- after an attempt ----------------------------------------------------------------------
     def _finish(self, state: PhaseState, ran: Ran) -> End | None:
@@ -236,18 +274,20 @@ class Slots:
         end = decisions.count(self.plan.settings, journal, shared.counters, attempt)
         state.index += 1
         paths, work = self.plan.paths, work_of(state.phase, attempt.selection.kind)
-        shared.memory.remember(work, lane.feature,
-                               summarise(attempt, (), paths.root, paths.log(attempt.number)))
-        if shared.circular.after(attempt, ()):
+        failures = ran.gate.new_failures if ran.gate is not None else ()
+        if ran.gate is not None:  # else the last one's stands, as the single loop's does
+            lane.gate_report = ran.gate.summary()
+        shared.memory.remember(work, lane.feature, summarise(
+            attempt, failures, paths.root, paths.log(attempt.number)))
+        if shared.circular.after(attempt, failures):
             shared.memory.set_aside = shared.circular.lines()
-        try:
-            self.queue.commit(lane.tree, attempt.number)
-        except WorktreeError as exc:
-            journal.warn(f"parallel: the work of {lane.feature} not committed: {exc}")
         if lane.feature in shared.circular.set_aside:
             self._close(lane)
-        elif self._finished(lane):
+        elif ran.queued:
             self._merge(lane, attempt.number, work)
+        elif ran.done:  # the feature stays with the slot, its next attempt in this worktree
+            why = "has new failures (its next attempt is told)" if failures else "was stopped"
+            journal.say(f"{lane.tree.branch} not queued: the gate in its worktree {why}", "WARN")
         self._collect(lane)
         return end
 
@@ -296,6 +336,8 @@ class Slots:
         self._lanes.pop(lane.slot, None)
         self._unmark(lane)
         self._collect(lane)
+        if lane.files is not None:
+            lane.files.close()
         try:
             self.trees.remove(lane.tree)
         except WorktreeError as exc:

@@ -20,6 +20,7 @@ from aidd.session.proctree import ProcInfo
 
 MARK_VAR = "AIDD_SUPERVISOR_ID"
 _ITERATION_VAR = "AIDD_ITERATION"  # set by every adapter: the attempt a process belongs to
+GATE_VAR = "AIDD_GATE_RUN"  # set on a gate command: the gate run a process belongs to
 _ORPHAN_GRACE_S = 1.0
 _EVENTS_TAIL = 256 * 1024
 
@@ -105,15 +106,25 @@ def of_attempt(environ: Mapping[str, str], number: int) -> list[int]:
     return [o.pid for o in found if o.iteration == str(number)]
 
 
-def other_attempts(environ: Mapping[str, str], number: int | None) -> set[int]:
-    """Processes carrying the run's mark that belong to another attempt than `number` (None:
-    to any attempt; an int: aidd's own commands too, which carry no attempt): never adopted
-    orphans of this one, though aidd is their parent (--parallel N, docs/parallel.md)."""
-    mark = environ.get(MARK_VAR, "")
-    if not mark:
-        return set()
-    own = None if number is None else str(number)
-    return {found.pid for found in find_marked(mark) if found.iteration != own}
+def other_attempts(environ: Mapping[str, str], number: int) -> set[int]:
+    """Processes carrying the run's mark that belong to another attempt than `number`, and
+    aidd's own commands (git, a gate), which carry no attempt: never adopted orphans of this
+    one, though aidd is their parent (--parallel N, docs/parallel.md)."""
+    own = str(number)
+    return {found.pid for found in find_marked(environ.get(MARK_VAR, "")) if found.iteration != own}
+
+
+def gate_environment(environ: Mapping[str, str], run: str) -> dict[str, str]:
+    """A gate command's environment: a child's (the mark kept), tagged with its own `run`."""
+    return {**child_environment(environ), GATE_VAR: run}
+
+
+def not_of_gate(environ: Mapping[str, str], run: str) -> set[int]:
+    """Processes carrying the run's mark that are not gate run `run`'s: agents, another slot's
+    gate, aidd's own git runs, started on other threads while it ran (docs/parallel.md
+    "Process trees")."""
+    return {c.pid for c in procfs.find_carrying(MARK_VAR, environ.get(MARK_VAR, ""))
+            if c.environ.get(GATE_VAR) != run}
 
 
 def _kill(mark: str, clock: Clock, select: Callable[[Marked], bool],

@@ -32,6 +32,7 @@ def test_the_agent_and_the_gate_get_no_aidd_setting_and_no_credential(
     assert {k for k in agent if k.startswith("AIDD_")} == SET_BY_AIDD
     assert "SECRET" not in repr(agent)
     gate = (project / "gate.env").read_text()
-    assert [line.partition("=")[0] for line in gate.splitlines()
-            if line.startswith("AIDD_")] == ["AIDD_SUPERVISOR_ID"]
+    # the mark, and the gate run's own tag (docs/parallel.md "Process scope")
+    assert sorted(line.partition("=")[0] for line in gate.splitlines()
+                  if line.startswith("AIDD_")) == ["AIDD_GATE_RUN", "AIDD_SUPERVISOR_ID"]
     assert "SECRET" not in gate

@@ -258,16 +258,57 @@ def test_both_agents_changelog_entries_merge_without_a_conflict(
     assert len(fake_agent.records()) == 3  # no attempt sent back
 
 
+def test_a_branch_red_in_its_worktree_never_enters_the_queue(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """The agent finishes its feature leaving `bad.txt`, which the gate refuses: the gate in
+    the slot's worktree is red, so the branch is not merged (no `merge` for that attempt, the
+    project's checkout never holds `bad.txt`); the feature stays with the slot, whose next
+    attempt, in the same worktree, is told which check went red, fixes it and is merged."""
+    fake_agent.script(WORK_BAD, FIX, REVIEW)
+    root = git_project(tmp_path / "proj", ["f1"])
+    seen = tmp_path / "gate-runs"  # each gate run: where, and whether bad.txt was there
+    gate = (f'if test -e bad.txt; then echo "$(pwd -P) red" >> {seen}; exit 1; fi; '
+            f'pwd -P >> {seen}')
+    res = run_aidd("--project-dir", str(root), "--parallel", "2", "--gate", gate,
+                   *LIMITS, env=env, timeout=120)
+    assert res.code == 73, res.err + res.out
+    validate_file(root)
+    first, again, _ = fake_agent.records()
+    tree = Path(first["cwd"])
+    assert Path(again["cwd"]) == tree  # the same slot's worktree
+    runs = seen.read_text().splitlines()
+    assert f"{root.resolve()} red" not in runs
+    assert f"{tree.resolve()} red" in runs
+    starts = [e for e in events(root, "iteration_start") if "slot" in e]
+    assert [(e["number"], e["slot"], e["feature"]) for e in starts] == [(1, 1, "f1"), (2, 1, "f1")]
+    assert len(events(root, "slot_start")) == 1
+    red = [g for g in events(root, "gate") if g["number"] == 1]
+    assert [(g["slot"], g["feature"], g["new_failures"]) for g in red] == [(1, "f1", 1)]
+    assert (root / red[0]["log"]).is_file()  # its own log, named for the attempt
+    assert [(m["number"], m["result"]) for m in events(root, "merge")] == [(2, "merged")]
+    prompt = (root / ".automaker" / starts[1]["prompt_file"].removeprefix(".automaker/")
+              ).read_text()
+    assert "The validation gate is red" in prompt
+    assert "the validation gate then had new failures" in prompt
+    assert "aidd/f1 not queued: the gate in its worktree has new failures" in res.out
+    assert not (root / "bad.txt").exists()
+    assert (root / "f1.txt").is_file()
+    for commit in git(root, "rev-list", "--first-parent", "main").split():
+        assert "bad.txt" not in git(root, "ls-tree", "--name-only", commit)
+
+
 def test_a_red_merged_gate_is_undone_and_the_feature_sent_back(
         run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path) -> None:
-    """The agent leaves `bad.txt`, which the gate refuses: the merge is undone (the project's
-    branch and checkout back where they were), reason `merge_red`; the next attempt removes it
-    and the merge is kept."""
+    """The agent leaves `bad.txt`, which the gate refuses in the project's checkout only (its
+    environment differs from a worktree's): green in the slot's worktree, the merge is undone
+    (the project's branch and checkout back where they were), reason `merge_red`; the next
+    attempt removes it and the merge is kept."""
     fake_agent.script(WORK_BAD, FIX, REVIEW)
     root = git_project(tmp_path / "proj", ["f1"])
     before = git(root, "rev-parse", "HEAD").strip()
     res = run_aidd("--project-dir", str(root), "--parallel", "2", "--gate",
-                   "test ! -e bad.txt", *LIMITS, env=env, timeout=120)
+                   f'test "$(pwd -P)" != {root.resolve()} || test ! -e bad.txt', *LIMITS,
+                   env=env, timeout=120)
     assert res.code == 73, res.err + res.out
     validate_file(root)
     merges = [(m["result"], m["reason"], m["commit"]) for m in events(root, "merge")]
@@ -277,6 +318,29 @@ def test_a_red_merged_gate_is_undone_and_the_feature_sent_back(
     log = git(root, "log", "--first-parent", "--format=%H %s", "main").splitlines()
     assert [line.split()[0] for line in log][-1] == before
     assert len(log) == 2  # the red merge left no trace on the project's branch
+
+
+def test_a_merged_gate_cut_short_by_a_stop_never_keeps_the_merge(
+        env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """`.stop` while the gate judges a merged result in the project: the gate judged nothing,
+    so the merge is undone (reason `merge_red`, the gate "was stopped"), never kept ungated;
+    the branch stays for the next run, exit 6."""
+    fake_agent.script(WORK, REVIEW)
+    root = git_project(tmp_path / "proj", ["f1"])
+    judging = tmp_path / "judging"
+    gate = (f'if test "$(pwd -P)" = {root.resolve()} && test -e f1.txt; then '
+            f'touch {judging}; sleep 30; fi')
+    with started(env, tmp_path, "--project-dir", str(root), "--parallel", "2", "--gate", gate,
+                 *WIDE_LIMITS) as run:
+        wait_for(judging.exists, 60, "the gate on the merged result")
+        (root / ".automaker" / ".stop").write_text("now\n")
+        assert run.wait(timeout=60) == 6, console(tmp_path)
+    (merge,) = events(root, "merge")
+    assert (merge["result"], merge["why"]) == ("merge_red",
+                                              "the gate on the merged result was stopped")
+    assert not (root / "f1.txt").exists()
+    assert "f1.txt" in git(root, "ls-tree", "--name-only", "aidd/f1")
+    assert len(git(root, "log", "--format=%H", "main").split()) == 1
 
 
 def test_a_budget_stop_stops_every_agent(run_aidd: RunAidd, env: dict[str, str],
@@ -424,3 +488,22 @@ def test_a_stop_request_ends_every_slot_after_its_attempt(
         branch = f"aidd/{tree.name}"
         assert f"{tree.name}.part" in git(root, "ls-tree", "--name-only", branch)
         assert not tree.exists()
+
+
+def test_a_slot_s_agent_changing_files_in_its_worktree_is_alive(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """--liveness signals: a slot's agent that prints nothing while it writes files in its
+    worktree (outside the project, which the run's own watch covers) for 4 s is not killed
+    at --idle-timeout 2: each worktree has its own watch."""
+    steps: list[dict[str, Any]] = [{"init": True}]
+    for i in range(8):
+        steps += [{"write_file": f"w{i}.txt", "text": "x"}, {"sleep": 0.5}]
+    fake_agent.script([*steps, *WORK], REVIEW)
+    root = git_project(tmp_path / "proj", ["f1"])
+    res = run_aidd("--project-dir", str(root), "--parallel", "2", "--idle-timeout", "2",
+                   "--idle-nudge-timeout", "0", "--timeout", "30", "--busy-timeout", "20",
+                   env=env, timeout=120)
+    assert res.code == 73, res.err + res.out
+    assert events(root, "kill") == []
+    assert [(m["feature"], m["result"]) for m in events(root, "merge")] == [("f1", "merged")]
+    assert (root / "w7.txt").is_file()

@@ -168,11 +168,15 @@ class Tally:
         if name is None:
             return
         self.gate_runs += 1
-        seen = self._gates.setdefault(name, _GateSeen())
         new_failures = integer(event.get("new_failures")) or 0
         ok = event.get("ok") is True
         red = new_failures > 0 or (not ok and integer(event.get("new_failures")) is None)
         num = integer(event.get("number"))
+        if "slot" in event:  # a slot's worktree (--parallel): its attempt's, not the project's
+            if red and num is not None:
+                self._mark_gate_red(run, num)
+            return
+        seen = self._gates.setdefault(name, _GateSeen())
         previous = seen.last
         red_since = (previous.red_since if previous is not None and previous.red
                      and previous.red_since is not None else num) if red else None

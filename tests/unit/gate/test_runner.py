@@ -5,6 +5,8 @@ and after it exits. Timing asserts are upper bounds."""
 from __future__ import annotations
 
 import os
+import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -16,7 +18,9 @@ from aidd.fsio import UnsafePathError
 from aidd.gate import runner
 from aidd.gate.commands import GateCommand
 from aidd.gate.runner import GateRequest, run_gate
+from aidd.session.orphans import GATE_VAR, MARK_VAR
 from tests.planted import plant
+from tests.waiting import wait_for
 
 REPORT = b"""<testsuite><testcase classname="t" name="a"><failure/></testcase>
 <testcase classname="t" name="b"/></testsuite>"""
@@ -131,3 +135,56 @@ def test_the_log_is_never_written_through_a_link(tmp_path: Path) -> None:
     with pytest.raises(UnsafePathError):
         run_gate(_request(project, GateCommand("t", "echo hi")))
     assert victim.read_text() == "keep"
+
+
+def test_a_gate_in_a_worktree_writes_its_log_in_the_project(tmp_path: Path) -> None:
+    """--parallel: the commands run in the slot's worktree, the log stays the project's."""
+    project, tree = tmp_path / "proj", tmp_path / "tree"
+    project.mkdir()
+    tree.mkdir()
+    log = project / ".automaker" / "iterations" / "004.gate.log"
+    req = GateRequest((GateCommand("where", "pwd -P; touch here"),), tree,
+                      {"PATH": os.environ["PATH"]}, log, SystemClock(), lambda: False, project)
+    (run,) = run_gate(req)
+    assert run.tail == (str(tree.resolve()),)
+    assert (tree / "here").exists()
+    assert not (project / "here").exists()
+    assert log.read_text().startswith("=== gate where: ")
+
+
+def test_what_aidd_starts_meanwhile_is_never_taken_for_the_gate_s(tmp_path: Path) -> None:
+    """--parallel: while a slot's gate runs, aidd starts other children of its own, carrying
+    the run's mark: its git (no attempt number), another slot's gate, another slot's agent.
+    None is taken for what this gate left running, though aidd is their parent; the gate's
+    own leftover is."""
+    env = {"PATH": os.environ["PATH"], MARK_VAR: "feedbeef12345678"}
+    script = "sleep 300 & echo $! > own.pid; touch started; while ! test -e go; do sleep 0.05; done"
+    req = GateRequest((GateCommand("wait", script),), tmp_path, env,
+                      tmp_path / "004.gate.log", SystemClock(), lambda: False)
+    gate = threading.Thread(target=run_gate, args=(req,))
+    gate.start()
+    others: list[subprocess.Popen[bytes]] = []
+    try:
+        wait_for(lambda: (tmp_path / "started").exists(), 20, "the gate to start")
+        # aidd's git; another slot's gate; another slot's agent
+        for extra in ({}, {GATE_VAR: "another"}, {"AIDD_ITERATION": "7"}):
+            others.append(subprocess.Popen(["sleep", "301"], env={**env, **extra},
+                                           start_new_session=True))
+        wait_for(lambda: all(_carries(p.pid, MARK_VAR) for p in others), 10, "the env")
+        (tmp_path / "go").write_text("")
+        gate.join(timeout=30)
+        assert not gate.is_alive()
+        assert _gone(tmp_path / "own.pid")
+        assert [p.poll() for p in others] == [None, None, None]  # alive
+    finally:
+        (tmp_path / "go").write_text("")
+        for proc in others:
+            proc.kill()
+            proc.wait()
+
+
+def _carries(pid: int, name: str) -> bool:
+    try:
+        return name in psutil.Process(pid).environ()
+    except psutil.Error:
+        return False

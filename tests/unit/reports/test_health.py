@@ -103,6 +103,15 @@ def test_a_good_run_is_ok() -> None:
     assert (health.verdict, health.reasons, health.line) == (Verdict.OK, (), "ok")
 
 
+def test_a_slot_s_red_worktree_gate_is_not_the_project_s_gate() -> None:
+    """--parallel: a gate event tagged `slot` judged a branch in its worktree, which never
+    entered the project; the project's gate (the merged result's) is green."""
+    health = judge(run(*FOUR_OK, ev("gate", number=3, name="pytest", new_failures=0),
+                       ev("gate", number=4, name="pytest", new_failures=1, new=["t::a"],
+                          slot=2, feature="cart")), DIR)
+    assert (health.verdict, health.reasons) == (Verdict.OK, ())
+
+
 def test_most_attempts_failed_is_failed_and_each_kind_of_failure_is_listed_once() -> None:
     events = run(end_of(1, "provider_error", result=72), end_of(2, "provider_error", result=72),
                  ok(3), end_of(4, "provider_error", result=72), end_of(5, "no_work", result=75))

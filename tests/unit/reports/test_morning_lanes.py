@@ -162,3 +162,24 @@ def test_a_stopped_runs_unmerged_branches_are_named_until_merged(tmp_path: Path)
                                                         kept=["aidd/x"], deleted=[])])
     assert alone.parallel is not None
     assert alone.parallel.kept == ("aidd/x",)
+
+
+def _gate(at: float, number: int, new: int, **tags: Any) -> dict[str, Any]:
+    fields = {"name": "pytest", "ok": new == 0, "exit": int(new > 0), "duration_s": 3.0,
+              "new_failures": new, "known_failures": 0, "new": ["t::x"] * new,
+              "timed_out": False, "log": f".automaker/iterations/{number:03d}.gate.log"}
+    return event(at, "gate", number=number) | fields | tags
+
+
+def test_a_slot_s_red_worktree_gate_marks_its_attempt_not_the_project_s_gate(
+        tmp_path: Path) -> None:
+    """The gate in a slot's worktree (its events tagged `slot`) judged a branch: red, its
+    attempt is marked red, but the project's gate row is the merged results' (untagged)."""
+    events = parallel_run(ended=True)
+    events.insert(-1, _gate(61, 1, 0))  # the merged result of 001, in the project: green
+    events.insert(-1, _gate(221, 6, 2, slot=3, feature="search"))  # 006's worktree: red
+    report = _report(tmp_path, events)
+    (row,) = report.gate.commands
+    assert (row.red, row.number) == (False, 1)
+    assert report.gate.runs == 2
+    assert [a.number for a in report.attempts if a.gate_red] == [6]

@@ -4,11 +4,18 @@ prompt, and features passed under it are reported (and with gate-revert-passes s
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
+from aidd.config import Actions, load_settings
+from aidd.console import Console
 from aidd.gate.commands import parse_gate
 from aidd.project.paths import ProjectPaths
+from aidd.run.journal import Journal
+from aidd.run.preflight import prepare_run
+from aidd.run.supervisor import Supervisor
+from tests.conftest import FAKES
 from tests.fakes.gate import GREEN, FakeGate, red
 from tests.fakes.session import failure, success
 from tests.featurefiles import feat, write
@@ -145,3 +152,39 @@ def test_a_green_gate_reverts_nothing(loop: Loop) -> None:
     assert not run.named("gate_passes")
     data = json.loads((loop.paths.features / "feature-1-x" / "feature.json").read_text())
     assert data["passes"] is True
+
+
+def test_a_slot_s_gate_runs_in_its_worktree_against_the_baseline(loop: Loop,
+                                                                  tmp_path: Path) -> None:
+    """--parallel: the gate in a slot's worktree (commands there, the log the project's),
+    judged against the run's baseline, tells the slot's journal and leaves the run's own
+    verdict (what completion and the single loop's prompt read) alone."""
+    gate = FakeGate([{"pytest": red("t::old")}, {"pytest": red("t::old", "t::new")}])
+    settings = load_settings({"project-dir": loop.paths.root, "gate": PYTEST}, Actions(),
+                             {"PATH": f"{FAKES / 'bin'}:/usr/bin:/bin",
+                              "HOME": str(tmp_path / "home")},
+                             cwd=tmp_path)
+    out = io.BytesIO()
+    supervisor = Supervisor(prepare_run(settings, loop.paths, None, loop.clock), loop.clock,
+                            console=Console(out), gate=gate)
+    gates, tree = supervisor.gates, tmp_path / "tree"
+    gates.before_attempt(1)
+    events = supervisor.journal.events.tagged(slot=2, feature="f1")
+    journal = Journal(supervisor.journal.console, events, loop.clock, loop.paths.root,
+                      tag="[slot 2] ")
+    verdict = gates.in_worktree(3, tree, journal)
+    assert verdict is not None
+    assert verdict.new_failures == ("t::new",)
+    assert "t::new" in verdict.summary()
+    baseline, worktree = gate.requests
+    assert (baseline.root, worktree.root, worktree.project) == (
+        loop.paths.root, tree, loop.paths.root)
+    assert worktree.log == loop.paths.iterations / "003.gate.log"
+    (event,) = [json.loads(line) for line in loop.paths.events.read_text().splitlines()
+                if '"gate"' in line]
+    assert (event["slot"], event["feature"], event["number"], event["new"]) == (
+        2, "f1", 3, ["t::new"])
+    assert "[slot 2] " in out.getvalue().decode()
+    assert gates.latest is None
+    assert gates.report == ""
+    assert gates.new_failures(3) == ()

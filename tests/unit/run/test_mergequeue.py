@@ -61,7 +61,7 @@ def test_clean_merges_move_the_branch_and_the_checkout(tmp_path: Path, tracked: 
     root = project(tmp_path, tracked)
     trees = trees_of(root, tmp_path)
     gated: list[Path] = []
-    queue = MergeQueue(trees, lambda where: gated.append(where) or True)
+    queue = MergeQueue(trees, lambda where: gated.append(where) or "")
     first = work(trees, "f1", {"one.py": "1\n"})
     second = work(trees, "f2", {"two.py": "2\n"})
     finish(queue, first)
@@ -84,7 +84,7 @@ def test_clean_merges_move_the_branch_and_the_checkout(tmp_path: Path, tracked: 
 def test_a_conflict_sends_the_feature_back_and_keeps_its_branch(tmp_path: Path) -> None:
     root = project(tmp_path)
     trees = trees_of(root, tmp_path)
-    queue = MergeQueue(trees, lambda where: True)
+    queue = MergeQueue(trees, lambda where: "")
     first = work(trees, "f1", {"app.py": "one\nTWO by f1\nthree\n"})
     second = work(trees, "f2", {"app.py": "one\nTWO by f2\nthree\n"})
     finish(queue, first)
@@ -110,7 +110,7 @@ def test_a_red_merged_gate_is_undone(tmp_path: Path) -> None:
     before = git(root, "rev-parse", "HEAD")
     seen: list[bool] = []
     queue = MergeQueue(trees, lambda where: seen.append((where / "broken.py").exists()) or
-                       not seen[-1])
+                       ("red" if seen[-1] else ""))
     finish(queue, work(trees, "f1", {"broken.py": "raise SystemExit(1)\n"}))
     [report] = queue.drain()
     assert seen == [True]  # the gate judged the merged result
@@ -129,7 +129,7 @@ def test_a_red_merged_gate_is_undone(tmp_path: Path) -> None:
 def test_a_local_change_in_the_checkout_is_never_overwritten(tmp_path: Path) -> None:
     root = project(tmp_path)
     trees = trees_of(root, tmp_path)
-    queue = MergeQueue(trees, lambda where: True)
+    queue = MergeQueue(trees, lambda where: "")
     finish(queue, work(trees, "f1", {"app.py": "agent's\n", "new.py": "n\n"}))
     (root / "app.py").write_text("the user's own edit\n")
     [report] = queue.drain()
@@ -142,7 +142,7 @@ def test_a_local_change_in_the_checkout_is_never_overwritten(tmp_path: Path) -> 
 def test_a_branch_with_nothing_new_is_not_merged(tmp_path: Path) -> None:
     root = project(tmp_path)
     trees = trees_of(root, tmp_path)
-    queue = MergeQueue(trees, lambda where: True)
+    queue = MergeQueue(trees, lambda where: "")
     tree: Worktree = trees.create("f1")
     queue.enqueue(Finished(tree, FEATURE.format("f1")))
     assert [r.end for r in queue.drain()] == [MergeEnd.NOTHING]
@@ -156,7 +156,7 @@ def test_a_merge_driver_the_repository_names_never_runs(tmp_path: Path) -> None:
     git(root, "commit", "-qm", "attributes")
     git(root, "config", "merge.evil.driver", f"touch {tmp_path / 'pwned'}; exit 0")
     trees = trees_of(root, tmp_path)
-    queue = MergeQueue(trees, lambda where: True)
+    queue = MergeQueue(trees, lambda where: "")
     finish(queue, work(trees, "f1", {"app.py": "one\nf1\nthree\n"}))
     finish(queue, work(trees, "f2", {"app.py": "one\nf2\nthree\n"}))
     queue.drain()
@@ -169,7 +169,7 @@ def test_a_commit_the_user_made_meanwhile_is_kept_and_the_merge_made_again(
     compare-and-swap refuses, the merge is made again on the new commit, nothing is lost."""
     root = project(tmp_path)
     trees = trees_of(root, tmp_path)
-    queue = MergeQueue(trees, lambda where: True)
+    queue = MergeQueue(trees, lambda where: "")
     merge = queue.merger.merge
     made_on: list[str] = []
 
