@@ -67,6 +67,26 @@ def unmark(root: Path, found: Mark) -> None:
             write_atomic(path, found.before, root=root)
 
 
+def carried(agent: bytes, found: Mark | None, board: bytes | None,
+            agent_keys: frozenset[str]) -> bytes:
+    """The feature file to write on the board after its branch merged: the agent's, but a
+    field a person (or AutoMaker) changed on the board while the slot worked keeps their
+    value, as the single loop's board-edit guard keeps it (featureguard); the agent's own
+    fields (`agent_keys`: its verdict) stay the agent's, and the mark goes with the merge."""
+    if found is None or board is None or board in (found.marked, agent):
+        return agent  # no edit; or the merge brought the agent's file (`.automaker/` tracked)
+    with contextlib.suppress(ValueError):
+        mine, now, marked = (jsonfile.loads(raw) for raw in (agent, board, found.marked))
+        if isinstance(mine, dict) and isinstance(now, dict) and isinstance(marked, dict):
+            absent = object()
+            edited = {k for k in now.keys() | marked.keys()
+                      if k not in agent_keys and now.get(k, absent) != marked.get(k, absent)}
+            merged = {k: now[k] if k in edited else v for k, v in mine.items()
+                      if k not in edited or k in now}
+            return _dumps(merged | {k: now[k] for k in edited if k in now})
+    return agent
+
+
 def unmarked_copy(tree: Path, found: Mark) -> None:
     """A worktree's copy of a feature another slot works: as the project's commit or board had
     it before the mark (the seed copied the marked file)."""

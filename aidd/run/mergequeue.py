@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aidd.fsio import make_dirs, write_atomic
+from aidd.project import boardmarks
+from aidd.project.featureguard import AGENT_KEYS
 from aidd.project.featurescan import read_feature
 from aidd.project.git import GitError
 from aidd.project.merging import Candidate, MergeEnd, Merger, Refused
@@ -29,6 +31,7 @@ class Finished:
 
     tree: Worktree
     feature_file: str  # its feature.json, relative to the project (and to the worktree)
+    mark: boardmarks.Mark | None = None  # the board's mark while it was worked
 
 
 @dataclass(frozen=True)
@@ -119,4 +122,6 @@ class MergeQueue:
             return
         target = self.trees.root / finished.feature_file
         make_dirs(self.trees.root, target.parent)
-        write_atomic(target, data, root=self.trees.root)
+        board = read_feature(str(target), str(self.trees.root))
+        write_atomic(target, boardmarks.carried(data, finished.mark, board, AGENT_KEYS),
+                     root=self.trees.root)

@@ -298,8 +298,9 @@ class Slots:
 
     def _merge(self, lane: Lane, number: int, work: Work) -> None:
         self._merging = number
+        mark = lane.mark  # a person's board edit meanwhile outlives the carry-back
         self._unmark(lane)  # a local change would refuse the merge that brings the file
-        self.queue.enqueue(Finished(lane.tree, lane.feature_file))
+        self.queue.enqueue(Finished(lane.tree, lane.feature_file, mark))
         for report in self.queue.drain():
             self._merged(lane, number, work, report)
         self._close(lane)

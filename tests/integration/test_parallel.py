@@ -172,6 +172,31 @@ def test_the_board_shows_each_worked_feature_on_its_branch(
     assert git(root, "status", "--porcelain", "--untracked-files=no") == ""
 
 
+def test_a_board_edit_made_while_a_slot_works_outlives_the_merge(
+        env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """A person raises a feature's priority on the board (AutoMaker, or an editor) while its
+    slot's agent works in the worktree; the agent then finishes from its own copy. After the
+    merge the board keeps the person's priority beside the agent's verdict (`.automaker/` not
+    tracked, so the feature file travels by copy); before, the agent's copy overwrote it."""
+    go = tmp_path / "go"
+    work: list[dict[str, Any]] = [READ, {"line": "working"}, {"wait_file": str(go)},
+                                  {"spawn": ["sh", "-c", FINISH_OWN], "wait": True},
+                                  {"say": "done"}, {"finish": True}]
+    fake_agent.script(work, REVIEW)
+    root = git_project(tmp_path / "proj", ["f1"], tracked=False)
+    board = root / ".automaker/features/f1/feature.json"
+    with started(env, tmp_path, "--project-dir", str(root), "--parallel", "2",
+                 *WIDE_LIMITS) as run:
+        wait_for(lambda: "branchName" in board.read_text(), 30, "the board's mark")
+        edited = json.loads(board.read_text()) | {"priority": 1}
+        board.write_text(json.dumps(edited, indent=2) + "\n")
+        go.touch()
+        assert run.wait(timeout=90) == 73, console(tmp_path)
+    data = json.loads(board.read_text())
+    assert (data["status"], data["priority"]) == ("verified", 1)
+    assert "branchName" not in data
+
+
 def test_parallel_needs_a_git_project(run_aidd: RunAidd, env: dict[str, str],
                                       fake_agent: FakeAgent, tmp_path: Path) -> None:
     fake_agent.script(WORK)

@@ -72,3 +72,34 @@ def test_a_killed_runs_mark_is_taken_off_at_the_start(tmp_path: Path) -> None:
     assert "branchName" not in json.loads((root / REL).read_text())
     automaker = {"id": "f1", "branchName": "feature/f1", "status": "in_progress"}
     assert not boardmarks.clear_left(root, REL, automaker, lambda: BEFORE, "aidd/")
+
+
+AGENT_KEYS = frozenset({"status", "passes", "updatedAt", "gateNote"})
+AGENT = (b'{"id": "f1", "category": "c", "description": "d, done", "status": "verified", '
+         b'"passes": true}\n')
+
+
+def test_the_carried_file_keeps_a_board_edit_made_while_the_slot_worked(
+        tmp_path: Path) -> None:
+    """A person raised the priority and reworded the category on the board while the agent
+    finished the feature in its worktree: after the merge the board has the agent's verdict
+    and description, the person's priority and category, and no mark."""
+    root = _project(tmp_path / "p")
+    found = boardmarks.mark(root, REL, "aidd/f1")
+    assert found is not None
+    edited = json.loads((root / REL).read_text()) | {"priority": 1, "category": "urgent",
+                                                      "status": "waiting_approval"}
+    board = json.dumps(edited).encode()
+    data = json.loads(boardmarks.carried(AGENT, found, board, AGENT_KEYS))
+    assert data == {"id": "f1", "category": "urgent", "description": "d, done",
+                    "status": "verified", "passes": True, "priority": 1}
+
+
+def test_without_a_board_edit_the_agents_file_is_carried_byte_for_byte(tmp_path: Path) -> None:
+    root = _project(tmp_path / "p")
+    found = boardmarks.mark(root, REL, "aidd/f1")
+    assert found is not None
+    assert boardmarks.carried(AGENT, found, found.marked, AGENT_KEYS) == AGENT
+    assert boardmarks.carried(AGENT, found, AGENT, AGENT_KEYS) == AGENT  # merged (tracked)
+    assert boardmarks.carried(AGENT, None, b"{}", AGENT_KEYS) == AGENT
+    assert boardmarks.carried(AGENT, found, b"not json", AGENT_KEYS) == AGENT
