@@ -386,13 +386,9 @@ def test_a_budget_stop_stops_every_agent(run_aidd: RunAidd, env: dict[str, str],
     assert git(root, "worktree", "list").count("\n") == 1
 
 
-def test_after_a_kill_9_the_next_run_keeps_the_unmerged_work_and_finishes(
-        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path) -> None:
-    """aidd killed with SIGKILL while two agents work: the agents die with it; the next start
-    commits what each worktree held on its branch, removes the worktrees, names the kept
-    branches, and each feature's next attempt resumes on its branch, to the end (73)."""
-    fake_agent.script(HALF, HALF, WORK, WORK, REVIEW)
-    root = git_project(tmp_path / "proj", ["f1", "f2"])
+def _killed_mid_work(env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path,
+                     root: Path) -> None:
+    """aidd at --parallel 2, killed with SIGKILL once both agents did half their work."""
     with started(env, tmp_path, "--project-dir", str(root), "--parallel", "2",
                  *WIDE_LIMITS) as first:
         wait_for(lambda: len(fake_agent.records()) == 2, 30, "both agents to start")
@@ -400,6 +396,16 @@ def test_after_a_kill_9_the_next_run_keeps_the_unmerged_work_and_finishes(
         wait_for(lambda: all(h.exists() for h in halves), 20, "both agents' half work")
         first.kill()
         first.wait(timeout=10)
+
+
+def test_after_a_kill_9_the_next_run_keeps_the_unmerged_work_and_finishes(
+        run_aidd: RunAidd, env: dict[str, str], fake_agent: FakeAgent, tmp_path: Path) -> None:
+    """aidd killed with SIGKILL while two agents work: the agents die with it; the next start
+    commits what each worktree held on its branch, removes the worktrees, names the kept
+    branches, and each feature's next attempt resumes on its branch, to the end (73)."""
+    fake_agent.script(HALF, HALF, WORK, WORK, REVIEW)
+    root = git_project(tmp_path / "proj", ["f1", "f2"])
+    _killed_mid_work(env, fake_agent, tmp_path, root)
     for record in fake_agent.records():
         wait_for(lambda r=record: not running(r["pid"]), 10, "the agents' end with aidd")
     res = run_aidd("--project-dir", str(root), "--parallel", "2", *LIMITS, env=env, timeout=120)
@@ -427,13 +433,7 @@ def test_a_run_without_parallel_after_a_kill_9_names_the_kept_work(
     nothing said where the half-done work was."""
     fake_agent.script(HALF, HALF, REVIEW)
     root = git_project(tmp_path / "proj", ["f1", "f2"])
-    with started(env, tmp_path, "--project-dir", str(root), "--parallel", "2",
-                 *WIDE_LIMITS) as first:
-        wait_for(lambda: len(fake_agent.records()) == 2, 30, "both agents to start")
-        halves = [Path(r["cwd"]) / f"{Path(r['cwd']).name}.half" for r in fake_agent.records()]
-        wait_for(lambda: all(h.exists() for h in halves), 20, "both agents' half work")
-        first.kill()
-        first.wait(timeout=10)
+    _killed_mid_work(env, fake_agent, tmp_path, root)
     res = run_aidd("--project-dir", str(root), "--max-iterations", "1", *LIMITS, env=env,
                    timeout=120)
     assert res.code == 0, res.err + res.out + console(tmp_path)
