@@ -240,6 +240,31 @@ def atomic_file(root: Path, path: Path, mode: int | None = None) -> Iterator[Ato
         os.close(dirfd)
 
 
+def place(root: Path, tmp_dir: Path, path: Path, data: bytes, mode: int, *,
+          replace: bool) -> bool:
+    """`data` in a temp file in `tmp_dir` renamed to `path` (no link followed, one filesystem):
+    a kill leaves it there, never beside `path` (in refs/). Not fsynced (git's default there).
+    `replace=False` links instead: an existing `path` is kept (False then)."""
+    tmp, fds = TMP_PREFIX + os.urandom(6).hex(), [_parent_fd(root, tmp_dir / "x", True)]
+    try:
+        fds.append(_parent_fd(root, path, create=True))
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                               | os.O_CLOEXEC, mode, dir_fd=fds[0]), "wb") as file:
+            file.write(data)
+        if replace:
+            os.rename(tmp, path.name, src_dir_fd=fds[0], dst_dir_fd=fds[1])
+            return True
+        with contextlib.suppress(FileExistsError):
+            os.link(tmp, path.name, src_dir_fd=fds[0], dst_dir_fd=fds[1])
+            return True
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=fds[0])  # renamed already, unless it failed
+        for fd in fds:
+            os.close(fd)
+
+
 def _finish(file: BinaryIO, out: AtomicFile) -> None:
     file.flush()
     fd = file.fileno()
