@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from aidd.fsio import make_dirs, unlink, write_atomic
 from aidd.project import checkpointindex
 from aidd.project.checkpointindex import Repo, Signature
-from aidd.project.checkpointnames import REF_ROOT, is_run_id, rank, run_of
+from aidd.project.checkpointnames import REF_ROOT, Listed, is_run_id, parse_listing, run_of
 from aidd.project.git import Done, Git, GitError, which
 from aidd.project.gitlayout import head_commit, layout_problem, own_problem
 from aidd.project.gitobjects import Objects
@@ -70,16 +70,6 @@ class Checkpoint:
     head: str | None = None  # the project's HEAD then (None: private repository, or no commit)
 
 
-@dataclass(frozen=True)
-class Listed:
-    run: str
-    label: str
-    ref: str
-    commit: str
-    created: str  # ISO 8601
-    files: int | None  # paths changed since the previous checkpoint, when recorded
-
-
 class CheckpointStore:
     """The checkpoints of one run in one project."""
 
@@ -98,6 +88,11 @@ class CheckpointStore:
         # -v` names what changed since (no diff-tree), and the copy is not made again.
         self._kept: tuple[tuple[Signature, Signature], str] | None = None  # and its tree
         self._added: list[str] | None = None  # the paths the last `tree` staged, when complete
+        # The run's file watcher's count of changes (project/activity `quiet`), when it
+        # watches this tree; with what it does not watch, as they were after the last snapshot.
+        self.quiet: Callable[[], int | None] | None = None
+        self._proved: tuple[int, tuple[object, ...]] | None = None
+        self._listing: tuple[tuple[str, str, str], ...] = ()
         # A worktree's index goes after each checkpoint: its agent's own `git add -A` would
         # commit it on the branch, and a merge would bring it into the project.
         self._transient = False
@@ -147,8 +142,16 @@ class CheckpointStore:
 
     def _record(self, label: str) -> Checkpoint:
         env = self.git_at(self.root / INDEX)
-        tree = self.tree(self.root / INDEX)
-        added, self._added = self._added, None
+        # The run's file watcher saw no change since the last snapshot began: its tree still.
+        count = self.quiet() if self.quiet is not None and self._last is not None else None
+        added: list[str] | None = []
+        if count is not None and self._proved == (count, self._unwatched()):
+            tree = self._last_tree or ""
+        else:
+            self._proved = None
+            tree = self.tree(self.root / INDEX)
+            added, self._added = self._added, None
+            self._proved = None if count is None else (count, self._unwatched())
         ref = f"{REF_ROOT}/{self.run_id}/{label}"
         # Which commit the project was on: the report names the commit an attempt made.
         head = None if self.repo.private else self._head(env)
@@ -171,6 +174,16 @@ class CheckpointStore:
         self._set_ref(env, ref, commit)
         self._last, self._last_tree = commit, tree
         return Checkpoint(label, ref, commit, files, tree, head)
+
+    def _unwatched(self) -> tuple[object, ...]:
+        """What decides a checkpoint's tree beside the work tree's files (the watcher skips the
+        git directory): the kept index, the user's (tracked files; the part outside a
+        subfolder project), the ignore files, the config and attributes (line endings)."""
+        repo = self.repo
+        return (checkpointindex.state(repo, self.root / INDEX),
+                rules_key(self.root, repo.work_tree, repo.git_dir, self._listing),
+                *map(checkpointindex.signature, (repo.git_dir / "config",
+                                                 repo.git_dir / "info" / "attributes")))
 
     def _set_ref(self, env: Git, ref: str, commit: str) -> None:
         """The ref as a file aidd renames into refs/ from a temp folder outside it (a kill -9
@@ -202,6 +215,7 @@ class CheckpointStore:
         `_ignored`'s list): what the user's repository does not track must not become
         tracked by a merge."""
         env = self.git_at(index).pinned()
+        self._listing = env.listing or ()
         # The run's own index (not a merge's, not a worktree's): kept between checkpoints.
         reuse = (index == self.root / INDEX and force_metadata and not leave_out
                  and not self._transient)
@@ -252,25 +266,7 @@ class CheckpointStore:
         out = self.git(env, "for-each-ref", "--sort=creatordate", "--format=%(refname)%00"
                         "%(objectname)%00%(creatordate:iso-strict)%00%(contents:body)%00",
                         REF_ROOT)
-        fields = out.split("\0")  # four a checkpoint; a newline starts the next one's ref
-        rows = []
-        for i in range(0, len(fields) - 3, 4):
-            ref, commit, when, body = (f.strip() for f in fields[i:i + 4])
-            run, _, label = ref.removeprefix(REF_ROOT + "/").partition("/")
-            if not is_run_id(run):  # a planted ref: not aidd's, not listed, no rollback to it
-                continue
-            files = body.removeprefix("files: ")
-            rows.append(Listed(run, label, ref, commit, when, int(files) if files.isdigit()
-                               else None))
-        # Commit times have whole seconds: within one, an attempt's checkpoints keep their order.
-        rows.sort(key=lambda row: (row.created, row.run, rank(row.label)))
-        # A checkpoint of an unchanged tree names the run's previous commit: nothing changed.
-        last: dict[str, str] = {}
-        for n, row in enumerate(rows):
-            if last.get(row.run) == row.commit:
-                rows[n] = replace(row, files=0)
-            last[row.run] = row.commit
-        return rows
+        return parse_listing(out)
 
     def exists(self) -> bool:
         """A repository holds this project's checkpoints (asking never makes one), and its

@@ -3,18 +3,22 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
+from aidd.project.activity import FileActivity
 from aidd.project.checkpoints import CheckpointStore
 from tests.gitrepo import git
 from tests.unit.project.test_checkpoints import RUN, _git_runs, files_at
+from tests.waiting import wait_for
 
 TMP = Path("aidd") / "tmp"  # below the git directory (project/gitobjects)
 
@@ -95,6 +99,7 @@ def test_a_packed_ref_of_that_name_or_other_ref_storage_is_left_to_git(
 _KILLED_MID_RENAME = """
 import os, signal, sys
 from pathlib import Path
+from aidd.project.activity import FileActivity
 from aidd.project.checkpoints import CheckpointStore
 real = os.rename
 def rename(src, dst, **kw):
@@ -119,3 +124,54 @@ def test_a_kill_9_mid_ref_write_leaves_nothing_in_refs_and_the_next_run_cleans_u
     point = CheckpointStore(repo, RUN, os.environ).record("001")  # the next run
     assert list((repo / ".git" / TMP).iterdir()) == []
     assert git(repo, "rev-parse", point.ref).strip() == point.commit
+
+
+def _watching(root: Path) -> FileActivity:
+    files = FileActivity(root, time.monotonic)
+    files.start()
+    wait_for(lambda: files.quiet(10) is not None, 30, "the watch of the project")
+    return files
+
+
+def test_the_file_watcher_proves_an_unchanged_tree_so_an_attempt_costs_two_git_runs(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (repo / ".automaker").mkdir()
+    files = _watching(repo)
+    try:
+        store = CheckpointStore(repo, RUN, os.environ)
+        store.quiet = lambda: files.quiet(10)  # watchdog may hold an event 0.5 s (a rename)
+        store.record("001")
+        (repo / "app.py").write_text("v2\n")
+        first_end = store.record("001-end")
+        runs = _git_runs(monkeypatch)
+        start = store.record("002")  # nothing changed since: proved, not looked at
+        (repo / ".automaker" / "status.md").write_text("aidd's own\n")  # a runtime file
+        (repo / "new.py").write_text("new\n")
+        end = store.record("002-end")
+        assert [r[0] for r in runs] == ["add", "write-tree"]
+        assert start.commit == first_end.commit
+        assert store.changed_paths(start, end) == ["new.py"]
+        (repo / "app.py").write_text("the user's, between attempts\n")
+        later = store.record("003")  # a change seen: a snapshot, with it
+        assert later.commit != end.commit
+        assert files_at(repo, later.ref)["app.py"] == "the user's, between attempts\n"
+        git(repo, "add", "new.py")  # the user's index (unwatched .git) changed: looked at
+        assert store.record("003-end").files == 0
+        assert [r[0] for r in runs].count("add") == 3
+    finally:
+        files.close()
+
+
+def test_the_watcher_says_nothing_once_it_may_have_lost_an_event(tmp_path: Path) -> None:
+    (tmp_path / ".automaker").mkdir()
+    files = _watching(tmp_path)
+    try:
+        count = files.quiet(10)
+        (tmp_path / ".automaker" / ".aidd-tmp-x").write_text("a temp file")
+        assert files.quiet(10) == count
+        (tmp_path / "a.txt").write_text("x")
+        assert files.quiet(10) != count
+        logging.getLogger("watchdog.observers.inotify").warning("queue overflowed")
+        assert files.quiet(10) is None
+    finally:
+        files.close()
