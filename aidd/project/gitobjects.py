@@ -14,6 +14,7 @@ fsio (no link followed, nothing outside `root`).
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import time
 import zlib
@@ -21,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from aidd.fsio import place, read_file, remove_stale_temps
+from aidd.fsio import TMP_PREFIX, place, read_file, remove_stale_temps
 
 TMP = Path("aidd") / "tmp"  # below the git directory: git never reads it
 _REF = re.compile(r"refs/aidd/checkpoints/[A-Za-z0-9_.-]+/[A-Za-z0-9_-]+")
@@ -50,8 +51,9 @@ class Objects:
         return cls(root, common, config.get("extensions.objectformat") == "sha256", plain)
 
     def clean(self) -> None:
-        """Remove the temp files an earlier, killed writer left."""
-        remove_stale_temps(self.root, self.common / TMP)
+        """Remove the temp files a killed writer left: not those of a live process (this
+        one's other stores, an aidd in another folder of the same repository)."""
+        remove_stale_temps(self.root, self.common / TMP, keep=_alive)
 
     def write_commit(self, tree: str, parent: str | None, message: str,
                      identity: str) -> str:
@@ -84,6 +86,20 @@ class Objects:
         except OSError:
             return True
         return f" {ref}\n".encode() in packed or packed.endswith(f" {ref}".encode())
+
+
+def _alive(name: str) -> bool:
+    """The temp file `name` (fsio.place's: `.aidd-tmp-<pid>-<random>`) is a live process's."""
+    pid = name.removeprefix(TMP_PREFIX).partition("-")[0]
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's: alive
+        return True
+    return True
 
 
 def _offset() -> str:

@@ -121,8 +121,10 @@ def test_a_kill_9_mid_ref_write_leaves_nothing_in_refs_and_the_next_run_cleans_u
     assert [p.name for p in refs] == ["main"]  # no temp file beside a ref
     assert git(repo, "for-each-ref", "refs/aidd").strip() == ""
     assert len(list((repo / ".git" / TMP).iterdir())) == 1  # where it was left
+    busy = repo / ".git" / TMP / f".aidd-tmp-{os.getpid()}-0"  # a live writer's, mid-write
+    busy.write_text("")
     point = CheckpointStore(repo, RUN, os.environ).record("001")  # the next run
-    assert list((repo / ".git" / TMP).iterdir()) == []
+    assert list((repo / ".git" / TMP).iterdir()) == [busy]
     assert git(repo, "rev-parse", point.ref).strip() == point.commit
 
 
