@@ -68,7 +68,7 @@ class FileActivity:
                 observer.stop()
                 observer.join(timeout=2)
 
-    def quiet(self, timeout_s: float = QUIET_WAIT_S) -> int | None:
+    def quiet(self, timeout_s: float | None = None) -> int | None:
         """A count of the tree's changes up to now (checkpoints, issue 33): equal counts at two
         moments mean no file outside aidd's runtime files changed in between, as far as the
         kernel told. A marker file made here, and seen coming through, proves every earlier
@@ -85,7 +85,8 @@ class FileActivity:
             unlink(self.root, marker)
         except OSError:  # UnsafePathError included: a planted link
             return None
-        return self._changes if self._passed.wait(timeout_s) else None
+        passed = self._passed.wait(QUIET_WAIT_S if timeout_s is None else timeout_s)
+        return self._changes if passed else None
 
     def lose(self) -> None:
         self._changes = None
