@@ -199,9 +199,8 @@ class CheckpointStore:
         """The repository's objects and refs, its temp folder cleaned once per store."""
         if self._objects is None:
             repo = self.repo
-            objects = Objects.of(repo.top, repo.common_dir or repo.git_dir,
-                                 env.listing if env.listing is not None else env.pinned().listing
-                                 or ())
+            listing = self._listing or env.pinned().listing or ()  # `tree` listed it, usually
+            objects = Objects.of(repo.top, repo.common_dir or repo.git_dir, listing)
             objects.clean()
             self._objects = objects
         return self._objects
