@@ -51,9 +51,18 @@ class Objects:
         return cls(root, common, config.get("extensions.objectformat") == "sha256", plain)
 
     def clean(self) -> None:
-        """Remove the temp files a killed writer left: not those of a live process (this
-        one's other stores, an aidd in another folder of the same repository)."""
-        remove_stale_temps(self.root, self.common / TMP, keep=_alive)
+        """Remove the temp files a killed writer left; this process's own (its other stores:
+        `--parallel N`'s slots) may be mid-write."""
+        mine = f"{TMP_PREFIX}{os.getpid()}-"
+        remove_stale_temps(self.root, self.common / TMP, keep=lambda n: n.startswith(mine))
+
+    def _place(self, path: Path, data: bytes, mode: int, replace: bool) -> bool:
+        """fsio.place from the temp folder; once more if another aidd on this repository (a
+        project in another of its folders) cleaned the temp file away mid-write."""
+        try:
+            return place(self.root, self.common / TMP, path, data, mode, replace=replace)
+        except FileNotFoundError:
+            return place(self.root, self.common / TMP, path, data, mode, replace=replace)
 
     def write_commit(self, tree: str, parent: str | None, message: str,
                      identity: str) -> str:
@@ -64,16 +73,15 @@ class Objects:
         body = "\n".join(lines).encode("utf-8")
         raw = b"commit %d\0" % len(body) + body
         name = (hashlib.sha256 if self.sha256 else hashlib.sha1)(raw).hexdigest()
-        place(self.root, self.common / TMP, self.common / "objects" / name[:2] / name[2:],
-              zlib.compress(raw, 1), _OBJECT, replace=False)
+        self._place(self.common / "objects" / name[:2] / name[2:], zlib.compress(raw, 1),
+                    _OBJECT, replace=False)
         return name
 
     def write_ref(self, ref: str, commit: str) -> bool:
         """Point `ref` (a checkpoint's) at `commit`; False: git must do it (see the module)."""
         if not self.plain_refs or not _REF.fullmatch(ref) or self._packed(ref):
             return False
-        place(self.root, self.common / TMP, self.common / ref, f"{commit}\n".encode(), 0o644,
-              replace=True)
+        self._place(self.common / ref, f"{commit}\n".encode(), 0o644, replace=True)
         return True
 
     def _packed(self, ref: str) -> bool:
@@ -86,20 +94,6 @@ class Objects:
         except OSError:
             return True
         return f" {ref}\n".encode() in packed or packed.endswith(f" {ref}".encode())
-
-
-def _alive(name: str) -> bool:
-    """The temp file `name` (fsio.place's: `.aidd-tmp-<pid>-<random>`) is a live process's."""
-    pid = name.removeprefix(TMP_PREFIX).partition("-")[0]
-    if not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's: alive
-        return True
-    return True
 
 
 def _offset() -> str:
