@@ -39,6 +39,7 @@ class Objects:
     common: Path
     sha256: bool = False
     plain_refs: bool = True  # the files backend, and no reflog of every ref asked for
+    loose: bool = True  # no second hash to map each object to (extensions.compatObjectFormat)
 
     @classmethod
     def of(cls, root: Path, common: Path,
@@ -48,7 +49,8 @@ class Objects:
                   if scope in ("local", "worktree", "command")}
         plain = (config.get("extensions.refstorage", "files") == "files"
                  and config.get("core.logallrefupdates", "") != "always")
-        return cls(root, common, config.get("extensions.objectformat") == "sha256", plain)
+        return cls(root, common, config.get("extensions.objectformat") == "sha256", plain,
+                   "extensions.compatobjectformat" not in config)
 
     def clean(self) -> None:
         """Remove the temp files a killed writer left; this process's own (its other stores:
@@ -65,8 +67,11 @@ class Objects:
             return place(self.root, self.common / TMP, path, data, mode, replace=replace)
 
     def write_commit(self, tree: str, parent: str | None, message: str,
-                     identity: str) -> str:
-        """The commit's id, its object written unless the store has it already."""
+                     identity: str) -> str | None:
+        """The commit's id, its object written unless the store has it already; None: git
+        must write it (a second object format to keep a map for)."""
+        if not self.loose:
+            return None
         stamp = f"{int(time.time())} {_offset()}"
         lines = [f"tree {tree}", *([f"parent {parent}"] if parent else []),
                  f"author {identity} {stamp}", f"committer {identity} {stamp}", "", message]

@@ -96,6 +96,17 @@ def test_a_packed_ref_of_that_name_or_other_ref_storage_is_left_to_git(
     assert not Objects.of(repo, repo / ".git", always).write_ref(point.ref, head)
 
 
+def test_a_repository_mapping_a_second_hash_gets_its_commits_from_git(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    git(repo, "config", "extensions.compatObjectFormat", "sha256")  # git 2.43+ keeps a map
+    runs = _git_runs(monkeypatch)
+    (repo / "app.py").write_text("v2\n")
+    point = CheckpointStore(repo, RUN, os.environ).record("001")
+    assert [r[0] for r in runs].count("commit-tree") == 1
+    assert git(repo, "log", "-1", "--format=%an|%s|%b", point.ref).strip() == (
+        f"aidd|aidd checkpoint {RUN} 001|files: 1")
+
+
 _KILLED_MID_RENAME = """
 import os, signal, sys
 from pathlib import Path
