@@ -9,7 +9,7 @@ import errno
 import os
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -23,6 +23,7 @@ from typing import BinaryIO
 
 TMP_PREFIX = ".aidd-tmp-"
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC  # a temp file
 _LINK_ERRNOS = (errno.ELOOP, errno.EMLINK, errno.ENOTDIR)
 
 
@@ -220,8 +221,7 @@ def atomic_file(root: Path, path: Path, mode: int | None = None) -> Iterator[Ato
     dirfd = _parent_fd(root, path, create=False)
     try:
         tmp = TMP_PREFIX + os.urandom(6).hex()  # what secrets.token_hex does, unimported
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     0o600, dir_fd=dirfd)
+        fd = os.open(tmp, _NEW, 0o600, dir_fd=dirfd)
         try:
             with os.fdopen(fd, "wb") as file:
                 out = AtomicFile(file, _old_mode(dirfd, path.name) if mode is None else mode)
@@ -238,6 +238,30 @@ def atomic_file(root: Path, path: Path, mode: int | None = None) -> Iterator[Ato
             raise
     finally:
         os.close(dirfd)
+
+
+def place(root: Path, tmp_dir: Path, path: Path, data: bytes, mode: int, *,
+          replace: bool) -> bool:
+    """`data` in a temp file in `tmp_dir` renamed to `path` (no link followed): a kill leaves it
+    there, never in refs/. Unsynced, as git's refs. `replace=False` links: `path` kept (False)."""
+    tmp = f"{TMP_PREFIX}{os.getpid()}-{os.urandom(6).hex()}"  # whose: for a later clean-up
+    src = _parent_fd(root, tmp_dir / "x", create=True)
+    try:
+        dst = _parent_fd(root, path, create=True)
+        try:
+            with os.fdopen(os.open(tmp, _NEW, mode, dir_fd=src), "wb") as file:
+                file.write(data)
+            with contextlib.suppress(FileExistsError):
+                (os.rename if replace else os.link)(tmp, path.name, src_dir_fd=src,
+                                                    dst_dir_fd=dst)
+                return True
+            return False
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=src)  # renamed already, unless it failed
+            os.close(dst)
+    finally:
+        os.close(src)
 
 
 def _finish(file: BinaryIO, out: AtomicFile) -> None:
@@ -269,12 +293,13 @@ def unlink(root: Path, path: Path) -> bool:
     return True
 
 
-def remove_stale_temps(root: Path, *directories: Path) -> list[Path]:
-    """Delete temp files an earlier, killed run left behind in `directories` (not recursive);
-    returns what was deleted. Only call it while holding the project lock."""
+def remove_stale_temps(root: Path, *directories: Path,
+                       keep: Callable[[str], bool] = lambda _: False) -> list[Path]:
+    """Delete temp files an earlier, killed run left behind in `directories` (not recursive)
+    but those `keep` names; returns what was deleted. Only while holding the project lock."""
     removed = []
     for directory in directories:
-        for name in _temp_names(root, directory):
+        for name in (n for n in _temp_names(root, directory) if not keep(n)):
             with contextlib.suppress(OSError):
                 if unlink(root, directory / name):
                     removed.append(directory / name)

@@ -14,11 +14,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from aidd.fsio import TMP_PREFIX, open_file, unlink
 from aidd.project.checkpoints import RUNTIME
 
 _CHANGES = {"created", "modified", "deleted", "moved", "closed"}  # not "opened", not reads
 _IGNORED_DIRS = (".git", *RUNTIME)
 _AIDD_NAMES = (".aidd-tmp-", "aidd-crash-")  # aidd's atomic writes and crash reports
+# How long `quiet` waits for its marker: about 1 ms usually; watchdog holds every event for
+# 0.5 s behind a rename it has not paired yet (git's own index.lock), and a checkpoint that
+# looks for itself costs less than waiting that out.
+QUIET_WAIT_S = 0.05
+_BARRIER = ".aidd-tmp-quiet-"  # `quiet`'s marker: a temp name, out of every checkpoint
 
 
 class FileActivity:
@@ -36,6 +42,13 @@ class FileActivity:
         self._observer: Any = None
         self._closed = threading.Event()
         self.problem: str | None = None
+        # Changes seen in the tree (aidd's own names included), for `quiet`; None once the
+        # watch may have missed one (a watchdog warning: the kernel's queue overflowed).
+        self._changes: int | None = 0
+        self._markers = 0
+        self._marker = ""  # the path of `quiet`'s marker now awaited
+        self._passed = threading.Event()
+        self._lost = _Lost(self)
 
     def start(self) -> None:
         try:
@@ -48,11 +61,35 @@ class FileActivity:
 
     def close(self) -> None:
         self._closed.set()
+        logging.getLogger("watchdog").removeHandler(self._lost)
         observer = self._observer
         if observer is not None:
             with contextlib.suppress(Exception):
                 observer.stop()
                 observer.join(timeout=2)
+
+    def quiet(self, timeout_s: float | None = None) -> int | None:
+        """A count of the tree's changes up to now (checkpoints, issue 33): equal counts at two
+        moments mean no file outside aidd's runtime files changed in between, as far as the
+        kernel told. A marker file made here, and seen coming through, proves every earlier
+        change came through too (one queue, in order). None when that cannot be said: not
+        watching yet, a lost event, the marker late (then a checkpoint looks for itself)."""
+        if self._observer is None or self._changes is None or self.problem is not None:
+            return None
+        self._markers += 1  # a new name each time: a late marker proves nothing of now
+        marker = self.root / ".automaker" / f"{_BARRIER}{os.getpid()}-{self._markers}"
+        self._passed.clear()
+        self._marker = str(marker)
+        try:
+            os.close(open_file(self.root, marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            unlink(self.root, marker)
+        except OSError:  # UnsafePathError included: a planted link
+            return None
+        passed = self._passed.wait(QUIET_WAIT_S if timeout_s is None else timeout_s)
+        return self._changes if passed else None
+
+    def lose(self) -> None:
+        self._changes = None
 
     def noticed(self, path: str, kind: str, directory: bool = False) -> None:
         """One filesystem event (the observer's thread calls this). A directory's `modified`
@@ -62,14 +99,21 @@ class FileActivity:
             return
         if path in self._ignored or path.startswith(self._prefixes):
             return
-        if not path.rpartition(os.sep)[2].startswith(_AIDD_NAMES):
+        name = path.rpartition(os.sep)[2]
+        if name.startswith(_BARRIER):
+            if path == self._marker:
+                self._passed.set()
+            return
+        if self._changes is not None and not name.startswith(TMP_PREFIX):
+            self._changes += 1  # a temp file is in no checkpoint: only where it is renamed to
+        if not name.startswith(_AIDD_NAMES):
             self._last = self._now()
             if self._on_change is not None and not directory:
                 self._on_change(path)
 
     def _watch(self) -> None:
         """Adding the watches walks the whole tree: done here, off the run's thread."""
-        logging.getLogger("watchdog").addHandler(logging.NullHandler())
+        logging.getLogger("watchdog").addHandler(self._lost)
         logging.getLogger("watchdog").propagate = False
         # Its notes on a directory made and removed quickly are no business of the user's.
         warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"watchdog\.")
@@ -110,3 +154,15 @@ class FileActivity:
         self._observer = observer
         if self._closed.is_set():
             self.close()
+
+
+class _Lost(logging.Handler):
+    """watchdog's warnings (a queue overflow, a watch it could not rebuild) mean changes may
+    have gone unseen: `quiet` says nothing from then on. Nothing is printed."""
+
+    def __init__(self, activity: FileActivity) -> None:
+        super().__init__(logging.WARNING)
+        self._activity = activity
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._activity.lose()

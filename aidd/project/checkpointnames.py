@@ -5,6 +5,7 @@ the checkpoints, the rollback, the previous run's reading and `--rollback`'s wor
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 REF_ROOT = "refs/aidd/checkpoints"
@@ -35,3 +36,37 @@ def rank(label: str) -> tuple[str, int]:
     number, _, kind = label.partition("-")
     order = {"": 0, "prekill": 1, "end": 2}
     return (number, order.get(kind, 3)) if number.isdigit() else ("~" + label, 3)
+
+
+@dataclass(frozen=True)
+class Listed:
+    run: str
+    label: str
+    ref: str
+    commit: str
+    created: str  # ISO 8601
+    files: int | None  # paths changed since the previous checkpoint, when recorded
+
+
+def parse_listing(out: str) -> list[Listed]:
+    """`git for-each-ref`'s lines of refname, objectname, creatordate and body, NUL-separated:
+    aidd's checkpoints, oldest first."""
+    fields = out.split("\0")  # four a checkpoint; a newline starts the next one's ref
+    rows = []
+    for i in range(0, len(fields) - 3, 4):
+        ref, commit, when, body = (f.strip() for f in fields[i:i + 4])
+        run, _, label = ref.removeprefix(REF_ROOT + "/").partition("/")
+        if not is_run_id(run):  # a planted ref: not aidd's, not listed, no rollback to it
+            continue
+        files = body.removeprefix("files: ")
+        rows.append(Listed(run, label, ref, commit, when, int(files) if files.isdigit()
+                           else None))
+    # Commit times have whole seconds: within one, an attempt's checkpoints keep their order.
+    rows.sort(key=lambda row: (row.created, row.run, rank(row.label)))
+    # A checkpoint of an unchanged tree names the run's previous commit: nothing changed.
+    last: dict[str, str] = {}
+    for n, row in enumerate(rows):
+        if last.get(row.run) == row.commit:
+            rows[n] = replace(row, files=0)
+        last[row.run] = row.commit
+    return rows

@@ -11,16 +11,19 @@ aidd's runtime files; the feature metadata is recorded even where `.automaker/` 
 from __future__ import annotations
 
 import os
-import shutil
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from aidd.fsio import make_dirs, open_file, open_read, unlink, write_atomic
-from aidd.project.checkpointnames import REF_ROOT, is_run_id, rank, run_of
+from aidd.fsio import make_dirs, unlink, write_atomic
+from aidd.project import checkpointindex
+from aidd.project.checkpointindex import Repo, Signature
+from aidd.project.checkpointnames import REF_ROOT, Listed, is_run_id, parse_listing, run_of
 from aidd.project.git import Done, Git, GitError, which
 from aidd.project.gitlayout import head_commit, layout_problem, own_problem
+from aidd.project.gitobjects import Objects
 from aidd.project.gitrules import exclusions, rules_key
 
 PRIVATE_REPO = ".automaker/checkpoints.git"
@@ -39,6 +42,9 @@ _EXCLUDES = exclusions(RUNTIME, RUNTIME_GLOBS)  # runtime files kept out of a ch
 # Who the checkpoint commits say made them: no git identity needs to be configured.
 IDENTITY = {"GIT_AUTHOR_NAME": "aidd", "GIT_AUTHOR_EMAIL": "aidd@localhost",
              "GIT_COMMITTER_NAME": "aidd", "GIT_COMMITTER_EMAIL": "aidd@localhost"}
+_AS = "aidd <aidd@localhost>"  # the same, in the commit objects aidd writes (project/gitobjects)
+# `git add -v`'s report of one path it staged or removed: the changed files, no diff-tree.
+_ADDED = re.compile(r"(?:add|remove) '(.*)'")
 # The private repository's whole config, written by aidd every time it opens it.
 _PRIVATE_CONFIG = ("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n"
                    "\tbare = true\n")
@@ -64,27 +70,6 @@ class Checkpoint:
     head: str | None = None  # the project's HEAD then (None: private repository, or no commit)
 
 
-@dataclass(frozen=True)
-class Listed:
-    run: str
-    label: str
-    ref: str
-    commit: str
-    created: str  # ISO 8601
-    files: int | None  # paths changed since the previous checkpoint, when recorded
-
-
-@dataclass(frozen=True)
-class _Repo:
-    git_dir: Path
-    work_tree: Path
-    private: bool
-    # A linked worktree's (project/worktrees): the repository's own git directory, named to
-    # git so the worktree's `commondir` file is not followed, and the folder holding both.
-    common_dir: Path | None = None
-    holder: Path | None = None
-
-
 class CheckpointStore:
     """The checkpoints of one run in one project."""
 
@@ -92,11 +77,22 @@ class CheckpointStore:
         self.root = root
         self.run_id = run_id
         self._env = dict(environ)  # project/git drops what would point git elsewhere
-        self._repo: _Repo | None = None
+        self._repo: Repo | None = None
         self._last: str | None = None  # the run's previous checkpoint commit
         self._last_tree: str | None = None  # and its tree
         self._diffed: tuple[str | None, str, list[str]] | None = None  # the last diff-tree run
         self._hidden: tuple[tuple[object, ...], tuple[str, ...]] | None = None  # _hidden_metadata
+        self._objects: Objects | None = None  # where aidd writes commits and refs itself
+        # The private index as the last checkpoint left it, and the user's index it was copied
+        # from: while both are unchanged, the index holds the last checkpoint's tree, so `add
+        # -v` names what changed since (no diff-tree), and the copy is not made again.
+        self._kept: tuple[tuple[Signature, Signature], str] | None = None  # and its tree
+        self._added: list[str] | None = None  # the paths the last `tree` staged, when complete
+        # The run's file watcher's count of changes (project/activity `quiet`), when it
+        # watches this tree; with what it does not watch, as they were after the last snapshot.
+        self.quiet: Callable[[], int | None] | None = None
+        self._proved: tuple[int, tuple[object, ...]] | None = None
+        self._listing: tuple[tuple[str, str, str], ...] = ()
         # A worktree's index goes after each checkpoint: its agent's own `git add -A` would
         # commit it on the branch, and a merge would bring it into the project.
         self._transient = False
@@ -108,13 +104,13 @@ class CheckpointStore:
         directory and the repository's are named by the caller, never read from the worktree's
         `.git` file, which its agent may rewrite."""
         store = cls(work_tree, "", environ)
-        store._repo = _Repo(git_dir, work_tree, private=False, common_dir=common_dir,
+        store._repo = Repo(git_dir, work_tree, private=False, common_dir=common_dir,
                             holder=common_dir.parent)
         store._transient = True
         return store
 
     @property
-    def repo(self) -> _Repo:
+    def repo(self) -> Repo:
         if self._repo is None:
             self._repo = self._open()
         return self._repo
@@ -146,7 +142,16 @@ class CheckpointStore:
 
     def _record(self, label: str) -> Checkpoint:
         env = self.git_at(self.root / INDEX)
-        tree = self.tree(self.root / INDEX)
+        # The run's file watcher saw no change since the last snapshot began: its tree still.
+        count = self.quiet() if self.quiet is not None and self._last is not None else None
+        added: list[str] | None = []
+        if count is not None and self._proved == (count, self._unwatched()):
+            tree = self._last_tree or ""
+        else:
+            self._proved = None
+            tree = self.tree(self.root / INDEX)
+            added, self._added = self._added, None
+            self._proved = None if count is None else (count, self._unwatched())
         ref = f"{REF_ROOT}/{self.run_id}/{label}"
         # Which commit the project was on: the report names the commit an attempt made.
         head = None if self.repo.private else self._head(env)
@@ -156,19 +161,51 @@ class CheckpointStore:
             self._set_ref(env, ref, self._last)
             return Checkpoint(label, ref, self._last, 0, tree, head)
         parent = self._last or head
-        paths = self._paths(env, parent, tree)
+        # `add -v` named the changes against the index, which held the last checkpoint's tree.
+        paths = sorted(set(added)) if added is not None and self._last else self._paths(
+            env, parent, tree)
         self._diffed = (parent, tree, paths)
         files = len(paths)
-        commit = self.git(env, "commit-tree", tree, *(["-p", parent] if parent else []),
-                           "-m", f"aidd checkpoint {self.run_id} {label}", "-m", f"files: {files}")
+        message = f"aidd checkpoint {self.run_id} {label}\n\nfiles: {files}\n"
+        try:
+            commit = self._objects_of(env).write_commit(tree, parent, message, _AS) or self.git(
+                env, "commit-tree", tree, *(["-p", parent] if parent else []), stdin=message
+                .encode())  # a repository that also maps its objects to a second hash
+        except OSError as exc:  # UnsafePathError included: a planted link in the git directory
+            raise CheckpointError(f"the commit of {label}: {exc}") from None
         self._set_ref(env, ref, commit)
         self._last, self._last_tree = commit, tree
         return Checkpoint(label, ref, commit, files, tree, head)
 
+    def _unwatched(self) -> tuple[object, ...]:
+        """What decides a checkpoint's tree beside the work tree's files (the watcher skips the
+        git directory): the kept index, the user's (tracked files; the part outside a
+        subfolder project), the ignore files, the config and attributes (line endings)."""
+        repo = self.repo
+        return (checkpointindex.state(repo, self.root / INDEX),
+                rules_key(self.root, repo.work_tree, repo.git_dir, self._listing),
+                *map(checkpointindex.signature, (repo.git_dir / "config",
+                                                 repo.git_dir / "info" / "attributes")))
+
     def _set_ref(self, env: Git, ref: str, commit: str) -> None:
-        """A ref by git itself: a ref file aidd wrote (issue 33, one git run fewer) left its
-        temporary file in refs/ when aidd was killed mid-write (the kill -9 suite)."""
+        """The ref as a file aidd renames into refs/ from a temp folder outside it (a kill -9
+        leaves nothing there: project/gitobjects); by `git update-ref` where that is not safe."""
+        try:
+            if self._objects_of(env).write_ref(ref, commit):
+                return
+        except OSError as exc:
+            raise CheckpointError(f"{ref}: {exc}") from None
         self.git(env, "update-ref", ref, commit)
+
+    def _objects_of(self, env: Git) -> Objects:
+        """The repository's objects and refs, its temp folder cleaned once per store."""
+        if self._objects is None:
+            repo = self.repo
+            listing = self._listing or env.pinned().listing or ()  # `tree` listed it, usually
+            objects = Objects.of(repo.top, repo.common_dir or repo.git_dir, listing)
+            objects.clean()
+            self._objects = objects
+        return self._objects
 
     def tree(self, index: Path, force_metadata: bool = True,
              leave_out: tuple[str, ...] = ()) -> str:
@@ -179,14 +216,29 @@ class CheckpointStore:
         `_ignored`'s list): what the user's repository does not track must not become
         tracked by a merge."""
         env = self.git_at(index).pinned()
-        self._seed_index(self.repo, index)
-        self.git(env, "add", "-A", "--", ".", *_EXCLUDES, *exclusions(leave_out))
+        self._listing = env.listing or ()
+        # The run's own index (not a merge's, not a worktree's): kept between checkpoints.
+        reuse = (index == self.root / INDEX and force_metadata and not leave_out
+                 and not self._transient)
+        last = self._kept if reuse else None
+        try:
+            kept = checkpointindex.seed(self.root, self.repo, index,
+                                        last[0] if last is not None else None)
+        except OSError as exc:  # UnsafePathError included
+            raise CheckpointError(f"{INDEX}: {exc}") from None
+        added = self.git(env, "add", "-A", "-v", "--", ".", *_EXCLUDES,
+                         *exclusions(leave_out)).splitlines()
         # The metadata needs its own forced add only where the user's .gitignore hides it.
         metadata = [m for m in self._hidden_metadata(env)
                     if force_metadata and (self.root / m).exists()]
         if metadata:
-            self.git(env, "add", "-A", "-f", "--", *metadata)
-        return self.git(env, "write-tree")
+            added += self.git(env, "add", "-A", "-f", "-v", "--", *metadata).splitlines()
+        # Nothing staged in the index the last checkpoint left: its tree, no write-tree.
+        tree = last[1] if kept and last is not None and not added else self.git(env, "write-tree")
+        names = [m.group(1) for m in map(_ADDED.fullmatch, added) if m is not None]
+        self._added = names if kept and len(names) == len(added) else None
+        self._kept = (checkpointindex.state(self.repo, index), tree) if reuse else None
+        return tree
 
     def prune(self, keep_runs: int) -> list[str]:
         """Delete the refs of every run but the newest `keep_runs` (run ids begin with their
@@ -215,25 +267,7 @@ class CheckpointStore:
         out = self.git(env, "for-each-ref", "--sort=creatordate", "--format=%(refname)%00"
                         "%(objectname)%00%(creatordate:iso-strict)%00%(contents:body)%00",
                         REF_ROOT)
-        fields = out.split("\0")  # four a checkpoint; a newline starts the next one's ref
-        rows = []
-        for i in range(0, len(fields) - 3, 4):
-            ref, commit, when, body = (f.strip() for f in fields[i:i + 4])
-            run, _, label = ref.removeprefix(REF_ROOT + "/").partition("/")
-            if not is_run_id(run):  # a planted ref: not aidd's, not listed, no rollback to it
-                continue
-            files = body.removeprefix("files: ")
-            rows.append(Listed(run, label, ref, commit, when, int(files) if files.isdigit()
-                               else None))
-        # Commit times have whole seconds: within one, an attempt's checkpoints keep their order.
-        rows.sort(key=lambda row: (row.created, row.run, rank(row.label)))
-        # A checkpoint of an unchanged tree names the run's previous commit: nothing changed.
-        last: dict[str, str] = {}
-        for n, row in enumerate(rows):
-            if last.get(row.run) == row.commit:
-                rows[n] = replace(row, files=0)
-            last[row.run] = row.commit
-        return rows
+        return parse_listing(out)
 
     def exists(self) -> bool:
         """A repository holds this project's checkpoints (asking never makes one), and its
@@ -245,7 +279,7 @@ class CheckpointStore:
         return True
 
     # -- the repository ------------------------------------------------------------------
-    def _open(self, create: bool = True) -> _Repo:
+    def _open(self, create: bool = True) -> Repo:
         """The project's own repository, else the private one (made when `create`)."""
         if which(self._env) is None:
             raise CheckpointError("git not found on PATH")
@@ -255,13 +289,13 @@ class CheckpointStore:
             problem = own_problem(self.root, Path(lines[1]), Path(lines[0]))
             if problem is not None:
                 raise RefusedError(f"checkpoints off: {problem}")
-            return _Repo(Path(lines[0]), Path(lines[1]), private=False)
+            return Repo(Path(lines[0]), Path(lines[1]), private=False)
         private = self.root / PRIVATE_REPO
         if not create and (not private.is_dir() or layout_problem(private) is not None):
             raise CheckpointError("this project has no checkpoints")
         if create:
             self._make_private(private)
-        return _Repo(private, self.root, private=True)
+        return Repo(private, self.root, private=True)
 
     def _make_private(self, private: Path) -> None:
         """The private repository, made where no planted link leads elsewhere (fsio), and with
@@ -297,27 +331,6 @@ class CheckpointStore:
             return False
         return self._try("check-ignore", "-q", "--", ".") is not None
 
-    def _seed_index(self, repo: _Repo, index: Path) -> None:
-        """Start from a copy of the user's index (its stat cache makes `add` fast; the user's
-        file is never written). The private repository's own index is kept between
-        checkpoints, unless something other than a plain file was planted in its place (a
-        FIFO there would stall git, a link lead it out)."""
-        try:
-            make_dirs(self.root, index.parent)
-            if repo.private:
-                if index.is_symlink() or (index.exists() and not index.is_file()):
-                    unlink(self.root, index)
-                return
-            unlink(self.root, index)
-            own = repo.git_dir / "index"
-            if own.is_file():
-                with open_read(repo.holder or repo.work_tree, own) as src, os.fdopen(open_file(
-                        self.root, index, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600),
-                        "wb") as dst:
-                    shutil.copyfileobj(src, dst)
-        except OSError as exc:  # UnsafePathError included
-            raise CheckpointError(f"{INDEX}: {exc}") from None
-
     def _head(self, env: Git) -> str | None:
         repo = self.repo
         return (head_commit(repo.work_tree, repo.git_dir)
@@ -342,12 +355,14 @@ class CheckpointStore:
                    for path in self.changed_paths(start, end))
 
     def _paths(self, env: Git, parent: str | None, tree: str) -> list[str]:
-        if parent is None:
-            listed = self.git(env, "ls-tree", "-r", "--name-only", tree)
-        else:
-            listed = self.git(env, "diff-tree", "-r", "--name-only", "--no-renames", parent,
-                               tree)
-        return [line for line in listed.splitlines() if line]
+        # NUL-separated, unquoted: the names as `add -v` gives them (`tree`), and any name.
+        args = (("ls-tree", "-r", "-z", "--name-only", tree) if parent is None else
+                ("diff-tree", "-r", "-z", "--name-only", "--no-renames", parent, tree))
+        done = self._done(env, args, None)
+        if not done.ok:
+            raise CheckpointError(f"git {args[0]} failed: {done.why}")
+        return sorted(name.decode("utf-8", "surrogateescape")
+                      for name in done.out.split(b"\0") if name)
 
     # -- running git ---------------------------------------------------------------------
     def git_bytes(self, git: Git, stdin: bytes, *args: str) -> bytes:
@@ -374,4 +389,5 @@ class CheckpointStore:
             return git.run(*args, stdin=stdin)
         except GitError as exc:
             raise CheckpointError(str(exc)) from None
+
 

@@ -4,6 +4,7 @@ the run; after one, the run goes on without them (issue 15)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from aidd.clock import Clock
@@ -16,9 +17,11 @@ REFUSED = "refused"  # checkpoint_failed's label when the repository's layout re
 
 class Checkpointer:
     def __init__(self, plan: RunPlan, journal: Journal, clock: Clock,
-                 root: Path | None = None, store: CheckpointStore | None = None) -> None:
+                 root: Path | None = None, store: CheckpointStore | None = None,
+                 quiet: Callable[[], int | None] | None = None) -> None:
         """`root`: the tree the agent works in, by default the project; `store`: a slot's
-        worktree's, its git directories named by aidd (project/worktrees)."""
+        worktree's, its git directories named by aidd (project/worktrees); `quiet`: the run's
+        file watcher's count of changes in `root` (project/activity), when it watches it."""
         self._journal = journal
         self._clock = clock
         self._store: CheckpointStore | None = None
@@ -31,6 +34,7 @@ class Checkpointer:
         if not plan.settings.no_checkpoints and plan.checkpoints_refused is None:
             self._store = store or CheckpointStore(root or plan.paths.root,
                                                    journal.events.run_id, plan.settings.environ)
+            self._store.quiet = quiet
 
     def record(self, number: int, suffix: str = "") -> Checkpoint | None:
         """The checkpoint, or None when checkpoints are off or this one failed."""

@@ -68,7 +68,8 @@ class IterationRunner:
         # The tree the agent works in (a slot's worktree with --parallel N, else the project);
         # aidd's own files (logs, prompt, events, status.md) stay in `plan.paths`.
         self.tree = tree or plan.paths
-        self.checkpoints = Checkpointer(plan, journal, clock, self.tree.root, store)
+        self.checkpoints = Checkpointer(plan, journal, clock, self.tree.root, store,
+                                        self._quiet)
         self.parallel = ParallelInfo()  # a slot's feature and the others' (set by run/slots)
         self.start_turn: Callable[[], Callable[[], None]] | None = None  # run/slots' turns
         self.plan = plan
@@ -205,6 +206,11 @@ class IterationRunner:
             busy_timeout_s=float(s.busy_timeout_s), file_activity=self._file_activity(),
             start_turn=self.start_turn,
         )
+
+    def _quiet(self) -> int | None:
+        """The file watcher's count of changes, when it watches the tree checkpoints record."""
+        files = self._files()
+        return files.quiet() if files is not None and files.root == self.tree.root else None
 
     def _file_activity(self) -> Callable[[], float | None] | None:
         files = self._files()

@@ -6,10 +6,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from aidd.project import activity
+from aidd.project.git import Done, Git
 from aidd.session.request import AttemptRequest
 from tests.fakes.session import success
 from tests.gitrepo import git
 from tests.unit.run.conftest import Loop
+from tests.waiting import wait_for
 
 RUN_REFS = "refs/aidd/checkpoints"
 
@@ -86,3 +91,37 @@ def test_only_the_newest_runs_keep_their_checkpoints(loop: Loop) -> None:
     started = [e["run"] for e in runs[-1].named("run_start")]  # one events.jsonl, three runs
     assert len(set(started)) == 3
     assert kept == sorted(started[1:])
+
+
+def test_once_the_file_watcher_runs_an_attempt_costs_two_git_runs(
+        loop: Loop, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33: the run's file watcher proves the tree unchanged between one attempt's end
+    and the next one's start, so that checkpoint is the end one's; each end is one `add` and
+    one `write-tree`, its commit and ref written by aidd, its changed files from the add."""
+    monkeypatch.setattr(activity, "QUIET_WAIT_S", 10.0)  # watchdog may hold events 0.5 s
+    runs: list[str] = []
+    real = Git.run
+
+    def run(self: Git, *args: str, stdin: bytes | None = None) -> Done:
+        runs.append(args[0])
+        return real(self, *args, stdin=stdin)
+
+    def watched(request: AttemptRequest) -> None:  # the watch is up before the first end
+        files = request.file_activity
+        assert files is not None
+        wait_for(lambda: files() is not None, 30, "the file watcher")
+
+    monkeypatch.setattr(Git, "run", run)
+    done = loop.run(success(_write("a.py", "a\n"), during=watched),
+                    success(_write("b.py", "b\n")), success(_write("c.py", "c\n")),
+                    max_iterations=3)
+    assert done.code == 0
+    marks = [e["label"] for e in done.named("checkpoint")]
+    assert marks == ["001", "001-end", "002", "002-end", "003", "003-end"]
+    commits = [e["commit"] for e in done.named("checkpoint")]
+    assert commits[2] == commits[1]
+    assert commits[4] == commits[3]
+    assert [e["files"] for e in done.named("checkpoint")][3] == 1  # b.py, from the add
+    # From the first end on: 002, 002-end, 003, 003-end cost an add and a write-tree each end.
+    first_end = [i for i, verb in enumerate(runs) if verb == "write-tree"][1]
+    assert runs[first_end + 1:] == ["add", "write-tree", "add", "write-tree"]

@@ -1,0 +1,110 @@
+"""A checkpoint's commit object and ref, written by aidd itself: each is a few bytes, and a git
+run for each cost two of an iteration's processes (issue 33).
+
+A commit is a loose object (zlib of `commit <size>\\0<text>`, named by its SHA-1, or SHA-256
+where the repository says `extensions.objectFormat=sha256`), never written over an existing
+one. A ref is its commit id and a newline. Both are written to a temp file in `<git-dir>/aidd/tmp`
+and renamed into place (fsio.place): a kill -9 leaves nothing in `objects/` or `refs/` that git
+reads, and the next store cleans that temp folder. Where the refs are not plain files (reftable),
+a packed ref of that name exists, or the config asks for reflogs of every ref, `write_ref` says
+no and the caller runs `git update-ref`. The git directory is untrusted: every write goes through
+fsio (no link followed, nothing outside `root`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import time
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from aidd.fsio import TMP_PREFIX, place, read_file, remove_stale_temps
+
+TMP = Path("aidd") / "tmp"  # below the git directory: git never reads it
+_REF = re.compile(r"refs/aidd/checkpoints/[A-Za-z0-9_.-]+/[A-Za-z0-9_-]+")
+_PACKED_LIMIT = 8 << 20  # a packed-refs larger than this is git's to read
+_OBJECT = 0o444  # git's own loose objects are read-only
+
+
+@dataclass(frozen=True)
+class Objects:
+    """Where one repository keeps its objects and refs (`common`: the repository's own git
+    directory, a linked worktree's shared one), below `root` (fsio's boundary)."""
+
+    root: Path
+    common: Path
+    sha256: bool = False
+    plain_refs: bool = True  # the files backend, and no reflog of every ref asked for
+    loose: bool = True  # no second hash to map each object to (extensions.compatObjectFormat)
+
+    @classmethod
+    def of(cls, root: Path, common: Path,
+           listing: Iterable[tuple[str, str, str]]) -> Objects:
+        """From the repository's config listing (project/git): only its local scope counts."""
+        config = {key.lower(): value.lower() for scope, key, value in listing
+                  if scope in ("local", "worktree", "command")}
+        plain = (config.get("extensions.refstorage", "files") == "files"
+                 and config.get("core.logallrefupdates", "") != "always")
+        return cls(root, common, config.get("extensions.objectformat") == "sha256", plain,
+                   "extensions.compatobjectformat" not in config)
+
+    def clean(self) -> None:
+        """Remove the temp files a killed writer left; this process's own (its other stores:
+        `--parallel N`'s slots) may be mid-write."""
+        mine = f"{TMP_PREFIX}{os.getpid()}-"
+        remove_stale_temps(self.root, self.common / TMP, keep=lambda n: n.startswith(mine))
+
+    def _place(self, path: Path, data: bytes, mode: int, replace: bool) -> bool:
+        """fsio.place from the temp folder; once more if another aidd on this repository (a
+        project in another of its folders) cleaned the temp file away mid-write."""
+        try:
+            return place(self.root, self.common / TMP, path, data, mode, replace=replace)
+        except FileNotFoundError:
+            return place(self.root, self.common / TMP, path, data, mode, replace=replace)
+
+    def write_commit(self, tree: str, parent: str | None, message: str,
+                     identity: str) -> str | None:
+        """The commit's id, its object written unless the store has it already; None: git
+        must write it (a second object format to keep a map for)."""
+        if not self.loose:
+            return None
+        stamp = f"{int(time.time())} {_offset()}"
+        lines = [f"tree {tree}", *([f"parent {parent}"] if parent else []),
+                 f"author {identity} {stamp}", f"committer {identity} {stamp}", "", message]
+        body = "\n".join(lines).encode("utf-8")
+        raw = b"commit %d\0" % len(body) + body
+        name = (hashlib.sha256 if self.sha256 else hashlib.sha1)(raw).hexdigest()
+        self._place(self.common / "objects" / name[:2] / name[2:], zlib.compress(raw, 1),
+                    _OBJECT, replace=False)
+        return name
+
+    def write_ref(self, ref: str, commit: str) -> bool:
+        """Point `ref` (a checkpoint's) at `commit`; False: git must do it (see the module)."""
+        if not self.plain_refs or not _REF.fullmatch(ref) or self._packed(ref):
+            return False
+        self._place(self.common / ref, f"{commit}\n".encode(), 0o644, replace=True)
+        return True
+
+    def _packed(self, ref: str) -> bool:
+        """`ref` is in packed-refs (a loose one would hide it, and git's deletion of the loose
+        one bring it back), or packed-refs cannot be read: either way, git's to do."""
+        try:
+            packed = read_file(self.root, self.common / "packed-refs", _PACKED_LIMIT)
+        except FileNotFoundError:
+            return False
+        except OSError:
+            return True
+        return f" {ref}\n".encode() in packed or packed.endswith(f" {ref}".encode())
+
+
+def _offset() -> str:
+    """The local time zone as git writes it (+0100), as `git commit-tree` would."""
+    seconds = time.localtime().tm_gmtoff
+    sign = "-" if seconds < 0 else "+"
+    minutes = abs(seconds) // 60
+    return f"{sign}{minutes // 60:02d}{minutes % 60:02d}"
+

@@ -1,0 +1,190 @@
+"""Issue 33: a checkpoint's commit and ref written by aidd itself, its changed files from its
+`git add -v`; the git runs an attempt costs, and what a kill -9 mid-write leaves."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from aidd.project.activity import FileActivity
+from aidd.project.checkpoints import CheckpointStore
+from tests.gitrepo import git
+from tests.unit.project.test_checkpoints import RUN, _git_runs, files_at
+from tests.waiting import wait_for
+
+TMP = Path("aidd") / "tmp"  # below the git directory (project/gitobjects)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "shop"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "app.py").write_text("v1\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "first")
+    return root
+
+
+@pytest.mark.parametrize("private", [False, True], ids=["git", "plain"])
+def test_an_attempt_costs_two_git_runs_at_most_once_the_run_is_going(
+        repo: Path, tmp_path: Path, private: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "plain" if private else repo
+    root.mkdir(exist_ok=True)
+    store = CheckpointStore(root, RUN, os.environ)
+    store.record("001")
+    (root / "app.py").write_text("v2\n")
+    store.record("001-end")
+    runs = _git_runs(monkeypatch)
+    start = store.record("002")  # nothing changed since 001-end: `add` alone proves it
+    assert [r[0] for r in runs] == ["add"]
+    (root / "app.py").write_text("v3\n")
+    (root / "new.py").write_text("new\n")
+    end = store.record("002-end")
+    assert [r[0] for r in runs] == ["add", "add", "write-tree"]  # no commit-tree, diff-tree
+    assert store.changed_paths(start, end) == ["app.py", "new.py"]
+    assert len(runs) == 3
+
+
+def test_the_commits_aidd_writes_are_valid_and_the_same_in_a_sha256_repository(
+        tmp_path: Path) -> None:
+    for form in ("sha1", "sha256"):
+        root = tmp_path / form
+        root.mkdir()
+        git(root, "init", "-q", f"--object-format={form}")
+        (root / "a.txt").write_text("1\n")
+        (root / "ü x.txt").write_text("u\n")
+        store = CheckpointStore(root, RUN, os.environ)
+        first = store.record("001")
+        (root / "a.txt").write_text("2\n")
+        (root / "ü x.txt").unlink()
+        end = store.record("001-end")
+        assert end.files == 2
+        assert store.changed_paths(first, end) == ["a.txt", "ü x.txt"]
+        assert git(root, "rev-parse", f"{end.ref}^") == first.commit + "\n"
+        assert files_at(root, end.ref) == {"a.txt": "2\n"}
+        assert git(root, "log", "-1", "--format=%an <%ae>|%s|%b", end.ref).strip() == (
+            f"aidd <aidd@localhost>|aidd checkpoint {RUN} 001-end|files: 2")
+        done = subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=root,
+                              capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+
+
+def test_a_packed_ref_of_that_name_or_other_ref_storage_is_left_to_git(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = CheckpointStore(repo, RUN, os.environ)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "update-ref", f"refs/aidd/checkpoints/{RUN}/001", head)
+    git(repo, "pack-refs", "--all")
+    runs = _git_runs(monkeypatch)
+    point = store.record("001")
+    assert [r[0] for r in runs].count("update-ref") == 1  # the packed one is git's
+    assert git(repo, "rev-parse", point.ref).strip() == point.commit
+    from aidd.project.gitobjects import Objects
+
+    local = [("local", "extensions.refstorage", "reftable")]
+    assert not Objects.of(repo, repo / ".git", local).write_ref(point.ref, head)
+    always = [("local", "core.logAllRefUpdates", "always")]
+    assert not Objects.of(repo, repo / ".git", always).write_ref(point.ref, head)
+
+
+def test_a_repository_mapping_a_second_hash_gets_its_commits_from_git(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    git(repo, "config", "extensions.compatObjectFormat", "sha256")  # git 2.43+ keeps a map
+    runs = _git_runs(monkeypatch)
+    (repo / "app.py").write_text("v2\n")
+    point = CheckpointStore(repo, RUN, os.environ).record("001")
+    assert [r[0] for r in runs].count("commit-tree") == 1
+    assert git(repo, "log", "-1", "--format=%an|%s|%b", point.ref).strip() == (
+        f"aidd|aidd checkpoint {RUN} 001|files: 1")
+
+
+_KILLED_MID_RENAME = """
+import os, signal, sys
+from pathlib import Path
+from aidd.project.activity import FileActivity
+from aidd.project.checkpoints import CheckpointStore
+real = os.rename
+def rename(src, dst, **kw):
+    where = os.readlink(f"/proc/self/fd/{kw['dst_dir_fd']}") if "dst_dir_fd" in kw else ""
+    if "/refs/aidd/checkpoints/" in where:
+        os.kill(os.getpid(), signal.SIGKILL)  # the temp file written, not yet renamed
+    return real(src, dst, **kw)
+os.rename = rename
+CheckpointStore(Path(sys.argv[1]), sys.argv[2], os.environ).record("001")
+"""
+
+
+def test_a_kill_9_mid_ref_write_leaves_nothing_in_refs_and_the_next_run_cleans_up(
+        repo: Path) -> None:
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(_KILLED_MID_RENAME),
+                           str(repo), RUN], capture_output=True, text=True, check=False)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    refs = [p for p in (repo / ".git" / "refs").rglob("*") if p.is_file()]
+    assert [p.name for p in refs] == ["main"]  # no temp file beside a ref
+    assert git(repo, "for-each-ref", "refs/aidd").strip() == ""
+    assert len(list((repo / ".git" / TMP).iterdir())) == 1  # where it was left
+    busy = repo / ".git" / TMP / f".aidd-tmp-{os.getpid()}-0"  # a live writer's, mid-write
+    busy.write_text("")
+    point = CheckpointStore(repo, RUN, os.environ).record("001")  # the next run
+    assert list((repo / ".git" / TMP).iterdir()) == [busy]
+    assert git(repo, "rev-parse", point.ref).strip() == point.commit
+
+
+def _watching(root: Path) -> FileActivity:
+    files = FileActivity(root, time.monotonic)
+    files.start()
+    wait_for(lambda: files.quiet(10) is not None, 30, "the watch of the project")
+    return files
+
+
+def test_the_file_watcher_proves_an_unchanged_tree_so_an_attempt_costs_two_git_runs(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (repo / ".automaker").mkdir()
+    files = _watching(repo)
+    try:
+        store = CheckpointStore(repo, RUN, os.environ)
+        store.quiet = lambda: files.quiet(10)  # watchdog may hold an event 0.5 s (a rename)
+        store.record("001")
+        (repo / "app.py").write_text("v2\n")
+        first_end = store.record("001-end")
+        runs = _git_runs(monkeypatch)
+        start = store.record("002")  # nothing changed since: proved, not looked at
+        (repo / ".automaker" / "status.md").write_text("aidd's own\n")  # a runtime file
+        (repo / "new.py").write_text("new\n")
+        end = store.record("002-end")
+        assert [r[0] for r in runs] == ["add", "write-tree"]
+        assert start.commit == first_end.commit
+        assert store.changed_paths(start, end) == ["new.py"]
+        (repo / "app.py").write_text("the user's, between attempts\n")
+        later = store.record("003")  # a change seen: a snapshot, with it
+        assert later.commit != end.commit
+        assert files_at(repo, later.ref)["app.py"] == "the user's, between attempts\n"
+        git(repo, "add", "new.py")  # the user's index (unwatched .git) changed: looked at
+        assert store.record("003-end").files == 0
+        assert [r[0] for r in runs].count("add") == 3
+    finally:
+        files.close()
+
+
+def test_the_watcher_says_nothing_once_it_may_have_lost_an_event(tmp_path: Path) -> None:
+    (tmp_path / ".automaker").mkdir()
+    files = _watching(tmp_path)
+    try:
+        count = files.quiet(10)
+        (tmp_path / ".automaker" / ".aidd-tmp-x").write_text("a temp file")
+        assert files.quiet(10) == count
+        (tmp_path / "a.txt").write_text("x")
+        assert files.quiet(10) != count
+        logging.getLogger("watchdog.observers.inotify").warning("queue overflowed")
+        assert files.quiet(10) is None
+    finally:
+        files.close()
