@@ -69,6 +69,7 @@ _RESUMED = re.compile(r"^(\d+) +<\.\.\. (?:clone3?|fork|vfork) resumed>.*?\) += 
 _EXEC = re.compile(r'^(\d+) +execve\("([^"]+)".*(?:\) += (0)|<unfinished \.\.\.>)$')
 _EXEC_RESUMED = re.compile(r"^(\d+) +<\.\.\. execve resumed>.*\) += 0$")
 
+RACY_S = 3.2  # past project/gitlayout._RACY_NS (3 s)
 
 def shim_dir(base: Path | None = None, text: str = SHIM) -> Path:
     """A folder holding an `opencode` that runs `text` (default: this bench's agent)."""
@@ -92,9 +93,11 @@ def aidd_env(iterations: int) -> dict[str, str]:
     })
 
 
-def fresh_project(env: dict[str, str], root: Path | None = None) -> Path:
+def fresh_project(env: dict[str, str], root: Path | None = None, settled: bool = False) -> Path:
     """A git project with one commit (an existing codebase: onboarding prompts), made anew at
-    `root` (default: the bench's own)."""
+    `root` (default: the bench's own). `settled`: returned once its git config is older than
+    project/gitlayout's racy window, as any project's is at night: a config changed within 3 s
+    is listed again by every git run (a process each), which only a fresh `git init` shows."""
     root = root or BASE / "project"
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
@@ -102,6 +105,8 @@ def fresh_project(env: dict[str, str], root: Path | None = None) -> Path:
     for argv in (["init", "-q"], ["add", "-A"],
                  ["-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "init"]):
         subprocess.run(["git", *argv], cwd=root, env=env, check=True, capture_output=True)
+    if settled:
+        time.sleep(RACY_S)
     return root
 
 
@@ -112,7 +117,7 @@ def aidd_argv(project: Path, checkpoints: bool = False) -> list[str]:
 
 def aidd_run(iterations: int, checkpoints: bool = False) -> float:
     env = aidd_env(iterations)
-    project = fresh_project(env)
+    project = fresh_project(env, settled=checkpoints)
     return timed(aidd_argv(project, checkpoints), env=env, cwd=BASE, ok=(6,))
 
 
@@ -194,7 +199,7 @@ def traced_children(iterations: int, checkpoints: bool = False) -> collections.C
     if strace is None:
         return None
     env = aidd_env(iterations)
-    project = fresh_project(env)
+    project = fresh_project(env, settled=checkpoints)
     with tempfile.NamedTemporaryFile("r", dir=BASE, suffix=".strace") as trace:
         argv = [strace, "-f", "-qq", "-s", "80", "-o", trace.name,
                 "-e", "trace=clone,clone3,fork,vfork,execve", *aidd_argv(project, checkpoints)]
