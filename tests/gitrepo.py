@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+from aidd.project.git import Done, Git
+
+T = TypeVar("T")
 
 _USER = {"GIT_AUTHOR_NAME": "u", "GIT_AUTHOR_EMAIL": "u@x", "GIT_COMMITTER_NAME": "u",
          "GIT_COMMITTER_EMAIL": "u@x"}
@@ -14,3 +22,19 @@ _USER = {"GIT_AUTHOR_NAME": "u", "GIT_AUTHOR_EMAIL": "u@x", "GIT_COMMITTER_NAME"
 def git(root: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=root, env={**os.environ, **_USER},
                           capture_output=True, text=True, check=True).stdout
+
+
+def spy_git(monkeypatch: pytest.MonkeyPatch, seen: Callable[[Git, list[str]], T | None]
+            ) -> list[T]:
+    """What `seen` makes of each git run aidd starts from now on (its Git, its argv), where
+    it makes something."""
+    runs: list[T] = []
+    real = Git._exec
+
+    def spy(self: Git, argv: list[str], stdin: bytes | None) -> Done:
+        if (found := seen(self, argv)) is not None:
+            runs.append(found)
+        return real(self, argv, stdin)
+
+    monkeypatch.setattr(Git, "_exec", spy)
+    return runs

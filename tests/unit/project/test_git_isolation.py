@@ -18,10 +18,10 @@ from aidd.project import gitlayout
 from aidd.project.checkpointnames import REF_ROOT
 from aidd.project.checkpoints import CheckpointError, CheckpointStore
 from aidd.project.fingerprint import fingerprint
-from aidd.project.git import Done, Git
+from aidd.project.git import Git
 from aidd.project.rollback import roll_back
 from aidd.reports.morning.history import GitView
-from tests.gitrepo import git
+from tests.gitrepo import git, spy_git
 from tests.planted import (
     hostile_attributes,
     hostile_git_config,
@@ -249,16 +249,7 @@ def test_an_include_of_a_regular_file_still_runs(tmp_path: Path) -> None:
 def _listings(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """Where `git config --list` ran from now on (the config files trusted at once)."""
     monkeypatch.setattr(gitlayout, "_RACY_NS", 0)
-    runs: list[Path] = []
-    real = Git._exec
-
-    def spy(self: Git, argv: list[str], stdin: bytes | None) -> Done:
-        if argv[1:2] == ["config"]:
-            runs.append(self.cwd)
-        return real(self, argv, stdin)
-
-    monkeypatch.setattr(Git, "_exec", spy)
-    return runs
+    return spy_git(monkeypatch, lambda git, argv: git.cwd if argv[1:2] == ["config"] else None)
 
 
 @pytest.mark.parametrize("with_git", [True, False], ids=["git", "plain"])

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from aidd.project.git import Done, Git
 from tests.fakes.session import failure, success
+from tests.gitrepo import spy_git
 from tests.unit.run.conftest import Loop
 
 
@@ -28,16 +28,7 @@ def test_three_successes_without_a_change_end_the_phase(loop: Loop) -> None:
 
 
 def _statuses(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    runs: list[list[str]] = []
-    real = Git._exec
-
-    def spy(self: Git, argv: list[str], stdin: bytes | None) -> Done:
-        if "status" in argv:
-            runs.append(argv)
-        return real(self, argv, stdin)
-
-    monkeypatch.setattr(Git, "_exec", spy)
-    return runs
+    return spy_git(monkeypatch, lambda _git, argv: argv if "status" in argv else None)
 
 
 @pytest.mark.parametrize("checkpoints", [True, False], ids=["checkpoints", "fingerprint"])
