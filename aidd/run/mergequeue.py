@@ -116,12 +116,22 @@ class MergeQueue:
     def _carry_back(self, finished: Finished) -> None:
         """The feature's file as its agent left it, into the project (where `.automaker/` is
         not tracked, the merge did not bring it); read as feature files are read."""
-        source = finished.tree.path / finished.feature_file
-        data = read_feature(str(source), str(finished.tree.path))
+        root, tree = self.trees.root, finished.tree.path
+        data = _feature_bytes(tree / finished.feature_file, tree)
         if data is None:
             return
-        target = self.trees.root / finished.feature_file
-        make_dirs(self.trees.root, target.parent)
-        board = read_feature(str(target), str(self.trees.root))
-        write_atomic(target, boardmarks.carried(data, finished.mark, board, AGENT_KEYS),
-                     root=self.trees.root)
+        target = root / finished.feature_file
+        make_dirs(root, target.parent)
+        if finished.mark is not None:  # a person's board edit meanwhile is kept
+            data = boardmarks.carried(data, finished.mark, _feature_bytes(target, root),
+                                      AGENT_KEYS)
+        write_atomic(target, data, root=root)
+
+
+def _feature_bytes(path: Path, root: Path) -> bytes | None:
+    """A feature file read as feature files are; None where there is none to read, or one
+    planted that cannot be (oversized, unreadable): the board keeps what it has."""
+    try:
+        return read_feature(str(path), str(root))
+    except OSError:
+        return None

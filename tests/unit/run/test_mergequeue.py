@@ -192,3 +192,17 @@ def test_a_commit_the_user_made_meanwhile_is_kept_and_the_merge_made_again(
         "aidd: merge aidd/f1", "the user's commit", "first"]
     assert (root / "user.txt").read_text() == "mine\n"
     assert (root / "one.py").read_text() == "1\n"
+
+
+def test_an_oversized_feature_file_in_the_worktree_is_not_carried_back(tmp_path: Path) -> None:
+    """The agent left a feature.json past the reader's cap: the merge goes on, the board keeps
+    its own file (a raised FileTooLargeError ended the run before)."""
+    root = project(tmp_path)
+    trees = trees_of(root, tmp_path)
+    queue = MergeQueue(trees, lambda _where: "")
+    finished = work(trees, "f1", {"one.py": "1\n"})
+    with (finished.tree.path / FEATURE.format("f1")).open("r+b") as planted:
+        planted.truncate(17 * 1024 * 1024)
+    finish(queue, finished)
+    assert [r.end for r in queue.drain()] == [MergeEnd.MERGED]
+    assert json.loads((root / FEATURE.format("f1")).read_text())["status"] == "backlog"
