@@ -20,9 +20,8 @@ from aidd.project.checkpoints import RUNTIME
 _CHANGES = {"created", "modified", "deleted", "moved", "closed"}  # not "opened", not reads
 _IGNORED_DIRS = (".git", *RUNTIME)
 _AIDD_NAMES = (".aidd-tmp-", "aidd-crash-")  # aidd's atomic writes and crash reports
-# How long `quiet` waits for its marker: about 1 ms usually; watchdog holds every event for
-# 0.5 s behind a rename it has not paired yet (git's own index.lock), and a checkpoint that
-# looks for itself costs less than waiting that out.
+# How long `quiet` waits for its marker: about 1 ms usually (three of watchdog's threads pass
+# it on); a checkpoint that looks for itself costs less than waiting longer.
 QUIET_WAIT_S = 0.05
 _BARRIER = ".aidd-tmp-quiet-"  # `quiet`'s marker: a temp name, out of every checkpoint
 
@@ -145,6 +144,7 @@ class FileActivity:
                 events.FileCreatedEvent, events.FileModifiedEvent, events.FileDeletedEvent,
                 events.FileMovedEvent, events.FileClosedEvent, events.DirCreatedEvent,
                 events.DirDeletedEvent, events.DirMovedEvent])
+            _unheld(observer)
         except (OSError, RuntimeError) as exc:  # the inotify watch limit; no thread left
             self.problem = ("cannot watch the project's files: "
                             f"{getattr(exc, 'strerror', None) or exc}")
@@ -154,6 +154,25 @@ class FileActivity:
         self._observer = observer
         if self._closed.is_set():
             self.close()
+
+
+def _unheld(observer: Any) -> None:
+    """No wait behind a rename's first half. watchdog holds every later event 0.5 s behind an
+    IN_MOVED_FROM it has not paired with its IN_MOVED_TO yet, and its emitter sleeps that time
+    out even when the pair comes a moment later (the emitter looked first: a few times a run
+    for aidd's own atomic writes and git's index.lock) or never does (a rename out of the
+    tree, or into a folder made a moment before, as aidd's first checkpoint ref of a run):
+    each `quiet` marker behind it was late, a checkpoint's extra git run (issue 33). Unheld,
+    an unpaired rename comes as a deletion and a creation, counted all the same, and watchdog
+    watches a moved folder at its new path either way. An emitter built otherwise (another
+    watchdog version) keeps its hold: its markers are only slower, never wrong."""
+    for emitter in getattr(observer, "emitters", ()):
+        source = getattr(emitter, "_inotify", None)  # 7.x: the watch group; 2.x-6.x: a buffer
+        queue = getattr(getattr(source, "_move_event_grouper", source), "_queue", None)
+        for name in ("delay", "delay_sec"):  # watchdog's DelayedQueue, by version
+            if isinstance(getattr(queue, name, None), (int, float)):
+                setattr(queue, name, 0)
+                break
 
 
 class _Lost(logging.Handler):

@@ -57,3 +57,25 @@ def test_aidd_s_own_writes_and_reads_are_not_activity(tmp_path: Path) -> None:
         assert _seen_within(files, 5)
     finally:
         files.close()
+
+
+def test_a_rename_out_of_the_tree_does_not_hold_the_proof_of_quiet(tmp_path: Path) -> None:
+    """watchdog held every later event 0.5 s behind a rename it could not pair (issue 33): the
+    marker of `quiet` too, so the next checkpoint took a snapshot it did not need. A rename
+    still counts as a change."""
+    root = tmp_path / "project"
+    (root / ".automaker").mkdir(parents=True)
+    files = _watching(root)
+    try:
+        deadline = time.monotonic() + 30
+        while (count := files.quiet(1)) is None and time.monotonic() < deadline:
+            pass
+        (root / "notes.txt").write_text("x")
+        (root / "notes.txt").rename(tmp_path / "notes.txt")  # never paired: out of the tree
+        later = files.quiet(0.3)  # about 1 ms; 0.5 s behind the rename before
+        assert later is not None
+        assert count is not None
+        assert later > count
+        assert files.quiet(0.3) == later
+    finally:
+        files.close()

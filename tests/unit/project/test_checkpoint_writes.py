@@ -175,6 +175,28 @@ def test_the_file_watcher_proves_an_unchanged_tree_so_an_attempt_costs_two_git_r
         files.close()
 
 
+def test_a_rename_out_of_the_tree_costs_the_next_checkpoint_no_git_run(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """watchdog held its events 0.5 s behind an unpaired rename: the next start's marker was
+    late, and its checkpoint looked at the tree again (issue 33)."""
+    (repo / ".automaker").mkdir()
+    (repo / "notes.txt").write_text("the agent's\n")
+    files = _watching(repo)
+    try:
+        store = CheckpointStore(repo, RUN, os.environ)
+        store.quiet = lambda: files.quiet(0.2)  # about 1 ms; the hold was 0.5 s
+        store.record("001")
+        (repo / "notes.txt").rename(tmp_path / "notes.txt")  # out of the tree: never paired
+        end = store.record("001-end")
+        runs = _git_runs(monkeypatch)
+        start = store.record("002")
+        assert runs == []
+        assert start.commit == end.commit
+        assert "notes.txt" not in files_at(repo, end.ref)
+    finally:
+        files.close()
+
+
 def test_the_watcher_says_nothing_once_it_may_have_lost_an_event(tmp_path: Path) -> None:
     (tmp_path / ".automaker").mkdir()
     files = _watching(tmp_path)
