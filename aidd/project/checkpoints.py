@@ -80,6 +80,7 @@ class CheckpointStore:
         self._repo: Repo | None = None
         self._last: str | None = None  # the run's previous checkpoint commit
         self._last_tree: str | None = None  # and its tree
+        self._last_ref: str | None = None  # the ref written last, to `_last` usually
         self._diffed: tuple[str | None, str, list[str]] | None = None  # the last diff-tree run
         self._hidden: tuple[tuple[object, ...], tuple[str, ...]] | None = None  # _hidden_metadata
         self._objects: Objects | None = None  # where aidd writes commits and refs itself
@@ -158,7 +159,7 @@ class CheckpointStore:
         if self._last is not None and tree == self._last_tree:
             # Nothing changed since the last checkpoint (the usual case between one attempt's
             # end and the next one's start): name the same commit, two git runs fewer.
-            self._set_ref(env, ref, self._last)
+            self._set_ref(env, ref, self._last, same_as=self._last_ref)
             return Checkpoint(label, ref, self._last, 0, tree, head)
         parent = self._last or head
         # `add -v` named the changes against the index, which held the last checkpoint's tree.
@@ -187,11 +188,14 @@ class CheckpointStore:
                 *map(checkpointindex.signature, (repo.git_dir / "config",
                                                  repo.git_dir / "info" / "attributes")))
 
-    def _set_ref(self, env: Git, ref: str, commit: str) -> None:
+    def _set_ref(self, env: Git, ref: str, commit: str, same_as: str | None = None) -> None:
         """The ref as a file aidd renames into refs/ from a temp folder outside it (a kill -9
-        leaves nothing there: project/gitobjects); by `git update-ref` where that is not safe."""
+        leaves nothing there: project/gitobjects), or a link to `same_as` (the ref written
+        last) where that holds the commit; by `git update-ref` where that is not safe."""
+        self._last_ref = None
         try:
-            if self._objects_of(env).write_ref(ref, commit):
+            if self._objects_of(env).write_ref(ref, commit, same_as):
+                self._last_ref = ref
                 return
         except OSError as exc:
             raise CheckpointError(f"{ref}: {exc}") from None

@@ -16,13 +16,14 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 import time
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from aidd.fsio import TMP_PREFIX, place, read_file, remove_stale_temps
+from aidd.fsio import TMP_PREFIX, open_dir, place, read_file, remove_stale_temps
 
 TMP = Path("aidd") / "tmp"  # below the git directory: git never reads it
 _REF = re.compile(r"refs/aidd/checkpoints/[A-Za-z0-9_.-]+/[A-Za-z0-9_-]+")
@@ -82,11 +83,44 @@ class Objects:
                     _OBJECT, replace=False)
         return name
 
-    def write_ref(self, ref: str, commit: str) -> bool:
-        """Point `ref` (a checkpoint's) at `commit`; False: git must do it (see the module)."""
+    def write_ref(self, ref: str, commit: str, same_as: str | None = None) -> bool:
+        """Point `ref` (a checkpoint's) at `commit`; False: git must do it (see the module).
+        `same_as`: a ref of the same folder that aidd wrote with that commit, linked to when
+        it still plainly holds it (`_link`)."""
         if not self.plain_refs or not _REF.fullmatch(ref) or self._packed(ref):
             return False
-        self._place(self.common / ref, f"{commit}\n".encode(), 0o644, replace=True)
+        data = f"{commit}\n".encode()
+        if same_as is None or not self._link(self.common / same_as, self.common / ref, data):
+            self._place(self.common / ref, data, 0o644, replace=True)
+        return True
+
+    def _link(self, source: Path, path: Path, data: bytes) -> bool:
+        """`path` made one more name of the ref file `source`, checked to be a plain file
+        holding `data`: a new file costs a file system far more than a name (0.3 to 0.9 ms
+        against 10 us on ext4 here), and a link is as atomic as a rename (a kill -9 leaves the
+        ref whole or absent). Neither git nor aidd writes a ref in place (a rename replaces
+        it), so the names part at their next write, and a name elsewhere for that file is
+        never written through. The link is to the file opened and checked (through /proc),
+        never to a name swapped in since. False: not done, `path` untouched."""
+        if source.parent != path.parent:
+            return False
+        folder = open_dir(self.root, path.parent.relative_to(self.root))
+        try:
+            fd = os.open(source.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+                         | os.O_CLOEXEC, dir_fd=folder)
+            try:
+                info = os.fstat(fd)
+                if (not stat.S_ISREG(info.st_mode) or info.st_size != len(data)
+                        or os.pread(fd, len(data) + 1, 0) != data):
+                    return False
+                os.link(f"/proc/self/fd/{fd}", path.name, dst_dir_fd=folder,
+                        follow_symlinks=True)
+            finally:
+                os.close(fd)
+        except OSError:  # gone, a link planted there, the label again, no /proc: a write then
+            return False
+        finally:
+            os.close(folder)
         return True
 
     def _packed(self, ref: str) -> bool:
