@@ -10,9 +10,10 @@ import os
 import re
 import stat
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar, cast
 
 from aidd.fsio import read_file
 
@@ -107,12 +108,36 @@ def config_files(cwd: Path, repo: Mapping[str, str], home: str) -> ConfigFiles:
     return ConfigFiles(None, tuple(seen) if trusted else None)
 
 
-def _stat_of(path: Path) -> tuple[object, ...]:
-    try:
-        st = path.stat()
-    except OSError:
-        return (str(path), None)
-    return (str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+def _stat_of(path: Path, info: os.stat_result | None = None) -> tuple[object, ...]:
+    if info is None:
+        try:
+            info = path.stat()
+        except OSError:
+            return (str(path), None)
+    return (str(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns,
+            info.st_ctime_ns)
+
+
+# What a small file of the git directory said (a config's includes, HEAD, a ref), by its
+# stat: read again only when that changed, or while it is racy (issue 33: a read through fsio
+# costs a dozen system calls; git runs once or twice a checkpoint, each checked first).
+_READ: dict[tuple[object, ...], object] = {}
+_READ_KEPT = 64
+_T = TypeVar("_T")
+
+
+def _remembered(top: Path, path: Path, info: os.stat_result | None,
+                read: Callable[[], _T]) -> _T:
+    """`read()`, or what it gave for this file with this very stat, outside the racy window
+    (a rewrite within one timestamp tick, same size, would go unseen)."""
+    if info is None or max(info.st_mtime_ns, info.st_ctime_ns) >= time.time_ns() - _RACY_NS:
+        return read()
+    key = (str(top), *_stat_of(path, info))
+    if key not in _READ:
+        if len(_READ) >= _READ_KEPT:
+            _READ.clear()
+        _READ[key] = read()
+    return cast(_T, _READ[key])
 
 
 def _git_dirs(cwd: Path, repo: Mapping[str, str]) -> list[Path]:
@@ -136,26 +161,34 @@ def _includes(top: Path, config: Path, home: str, depth: int,
               seen: list[object]) -> str | None:
     """Why git would stall on `config` or what it includes, or None; each file's stat is
     added to `seen`, and a None for one not followed."""
-    seen.append(_stat_of(config))
     try:
-        mode = config.stat().st_mode
+        info = config.stat()
     except OSError:
+        seen.append((str(config), None))
         return None  # git skips a missing include
-    if not stat.S_ISREG(mode):
+    seen.append(_stat_of(config, info))
+    if not stat.S_ISREG(info.st_mode):
         return f"{config} is not a regular file (git would wait on it)"
     if depth >= _INCLUDE_DEPTH:
         seen.append(None)
         return None
-    try:  # followed only inside `top`: aidd reads no file elsewhere
-        text = read_file(top, config, _SMALL).decode("utf-8", "replace")
-    except OSError:
+    targets = _remembered(top, config, info, lambda: _read_includes(top, config))
+    if targets is None:  # followed only inside `top`: aidd reads no file elsewhere
         seen.append(None)
         return None
-    for target in _include_paths(text):
+    for target in targets:
         path = Path(home, target[2:]) if target.startswith("~/") else config.parent / target
         if (problem := _includes(top, path, home, depth + 1, seen)) is not None:
             return problem
     return None
+
+
+def _read_includes(top: Path, config: Path) -> list[str] | None:
+    try:
+        text = read_file(top, config, _SMALL).decode("utf-8", "replace")
+    except OSError:
+        return None
+    return _include_paths(text)
 
 
 def _include_paths(text: str) -> list[str]:
@@ -198,6 +231,14 @@ def head_commit(top: Path, git_dir: Path) -> str | None:
 
 def _small_text(top: Path, path: Path) -> str | None:
     """A small regular file's text, stripped; None when missing, odd or too large."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return _remembered(top, path, info, lambda: _read_text(top, path))
+
+
+def _read_text(top: Path, path: Path) -> str | None:
     try:
         return read_file(top, path, _SMALL).decode("ascii").strip()
     except (OSError, UnicodeDecodeError):

@@ -4,6 +4,7 @@ changed since it was asked (the key of every file its rules can come from)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -29,12 +30,19 @@ def rules_key(root: Path, work_tree: Path, git_dir: Path,
     from the work tree's top down to `.automaker/`, `info/exclude`, and the excludes files the
     config names (`listing`: git's config list, its includes resolved); their names and stats
     (inode, size, mtime, ctime)."""
-    named = [value for _, key, value in listing if key.lower() == "core.excludesfile"]
+    named = tuple(value for _, key, value in listing if key.lower() == "core.excludesfile")
+    return (*named, *map(_stat_key, _rule_files(root, work_tree, git_dir, named)))
+
+
+@functools.lru_cache(maxsize=16)
+def _rule_files(root: Path, work_tree: Path, git_dir: Path,
+                named: tuple[str, ...]) -> tuple[Path, ...]:
+    """`rules_key`'s files: the same for a run (the project's place and its repository's are
+    fixed), so resolved once, not at each checkpoint (issue 33)."""
     real, top = root.resolve(), work_tree.resolve()
     folders = [real / ".automaker", real, *(p for p in real.parents if p.is_relative_to(top))]
-    files = [*(f / ".gitignore" for f in folders), git_dir / "info" / "exclude",
-             *(work_tree / Path(value).expanduser() for value in named)]
-    return (*named, *(_stat_key(f) for f in files))
+    return (*(f / ".gitignore" for f in folders), git_dir / "info" / "exclude",
+            *(work_tree / Path(value).expanduser() for value in named))
 
 
 def _stat_key(path: Path) -> tuple[int, ...] | None:

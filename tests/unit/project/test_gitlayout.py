@@ -49,3 +49,40 @@ def test_anything_not_plain_is_left_to_git(repo: Path, tmp_path: Path) -> None:
     (dot_git / "HEAD").write_text("ref: refs/heads/main\n")
     (dot_git / "refs" / "heads" / "main").write_text("not an id\n")
     assert head_commit(repo, dot_git) is None
+
+
+def test_the_git_directory_s_small_files_are_read_again_only_when_their_stat_changed(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each git run checks the config and its includes first, and each checkpoint reads HEAD
+    (issue 33): a file is read once while its stat stays, again once it changed; a FIFO put
+    in place of a known include is still refused."""
+    from aidd.project import gitlayout
+
+    monkeypatch.setattr(gitlayout, "_RACY_NS", 0)  # a file written just now counts as settled
+    reads: list[str] = []
+    real = gitlayout.read_file
+
+    def read_file(top: Path, path: Path, limit: int) -> bytes:
+        reads.append(path.name)
+        return real(top, path, limit)
+
+    monkeypatch.setattr(gitlayout, "read_file", read_file)
+    where = {"GIT_DIR": str(repo / ".git")}
+    with (repo / ".git" / "config").open("a") as config:
+        config.write("[include]\n\tpath = extra\n")
+    (repo / ".git" / "extra").write_text("[core]\n\tquotePath = false\n")
+    first = gitlayout.config_files(repo, where, "")
+    assert gitlayout.config_files(repo, where, "") == first
+    assert reads.count("config") == 1
+    assert reads.count("extra") == 1
+    (repo / ".git" / "extra").unlink()
+    os.mkfifo(repo / ".git" / "extra")
+    assert "not a regular file" in (gitlayout.config_files(repo, where, "").problem or "")
+    assert reads.count("config") == 1
+    (repo / ".git" / "extra").unlink()  # git itself would wait on the FIFO
+    assert [head_commit(repo, repo / ".git") for _ in range(3)] == [_head(repo)] * 3
+    assert reads.count("HEAD") == 1
+    (repo / "a.txt").write_text("b\n")
+    git(repo, "commit", "-qam", "two")  # the branch's ref file replaced
+    assert head_commit(repo, repo / ".git") == _head(repo)
+    assert reads.count("main") == 2
