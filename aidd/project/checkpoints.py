@@ -84,6 +84,7 @@ class CheckpointStore:
         self._diffed: tuple[str | None, str, list[str]] | None = None  # the last diff-tree run
         self._hidden: tuple[tuple[object, ...], tuple[str, ...]] | None = None  # _hidden_metadata
         self._objects: Objects | None = None  # where aidd writes commits and refs itself
+        self._gits: dict[Path, Git] = {}  # `git_at`'s, by index
         # The private index as the last checkpoint left it, and the user's index it was copied
         # from: while both are unchanged, the index holds the last checkpoint's tree, so `add
         # -v` names what changed since (no diff-tree), and the copy is not made again.
@@ -117,12 +118,14 @@ class CheckpointStore:
         return self._repo
 
     def git_at(self, index: Path) -> Git:
-        """git on the checkpoints' repository, with `index`."""
-        repo = self.repo
-        common = {} if repo.common_dir is None else {"GIT_COMMON_DIR": str(repo.common_dir)}
-        return Git(self.root, self._env, {**IDENTITY, "GIT_DIR": str(repo.git_dir),
-                                          "GIT_WORK_TREE": str(repo.work_tree),
-                                          "GIT_INDEX_FILE": str(index), **common})
+        """git on the checkpoints' repository, with `index` (made once: the same all run)."""
+        if index not in self._gits:
+            repo = self.repo
+            common = {} if repo.common_dir is None else {"GIT_COMMON_DIR": str(repo.common_dir)}
+            self._gits[index] = Git(self.root, self._env, {
+                **IDENTITY, "GIT_DIR": str(repo.git_dir), "GIT_WORK_TREE": str(repo.work_tree),
+                "GIT_INDEX_FILE": str(index), **common})
+        return self._gits[index]
 
     def refusal(self) -> str | None:
         """Why this project's repository may keep no checkpoints, or None (nothing made)."""
@@ -146,7 +149,8 @@ class CheckpointStore:
         # The run's file watcher saw no change since the last snapshot began: its tree still.
         count = self.quiet() if self.quiet is not None and self._last is not None else None
         added: list[str] | None = []
-        if count is not None and self._proved == (count, self._unwatched()):
+        if count is not None and self._proved is not None and self._proved[0] == count and (
+                self._proved[1] == self._unwatched()):
             tree = self._last_tree or ""
         else:
             self._proved = None
@@ -189,9 +193,8 @@ class CheckpointStore:
                                                  repo.git_dir / "info" / "attributes")))
 
     def _set_ref(self, env: Git, ref: str, commit: str, same_as: str | None = None) -> None:
-        """The ref as a file aidd renames into refs/ from a temp folder outside it (a kill -9
-        leaves nothing there: project/gitobjects), or a link to `same_as` (the ref written
-        last) where that holds the commit; by `git update-ref` where that is not safe."""
+        """The ref written by aidd (project/gitobjects: from a temp folder outside refs/, or a
+        link to `same_as`, the last ref); by `git update-ref` where that is not safe."""
         self._last_ref = None
         try:
             if self._objects_of(env).write_ref(ref, commit, same_as):
