@@ -126,13 +126,14 @@ _READ_KEPT = 64
 _T = TypeVar("_T")
 
 
-def _remembered(top: Path, path: Path, info: os.stat_result | None,
+def remembered(kind: str, top: Path, path: Path, info: os.stat_result | None,
                 read: Callable[[], _T]) -> _T:
-    """`read()`, or what it gave for this file with this very stat, outside the racy window
-    (a rewrite within one timestamp tick, same size, would go unseen)."""
+    """`read()`, or what it gave for this `kind` of reading of this file with this very stat,
+    outside the racy window (a rewrite within one timestamp tick, same size, would go
+    unseen)."""
     if info is None or max(info.st_mtime_ns, info.st_ctime_ns) >= time.time_ns() - _RACY_NS:
         return read()
-    key = (str(top), *_stat_of(path, info))
+    key = (kind, str(top), *_stat_of(path, info))
     if key not in _READ:
         if len(_READ) >= _READ_KEPT:
             _READ.clear()
@@ -172,7 +173,7 @@ def _includes(top: Path, config: Path, home: str, depth: int,
     if depth >= _INCLUDE_DEPTH:
         seen.append(None)
         return None
-    targets = _remembered(top, config, info, lambda: _read_includes(top, config))
+    targets = remembered("includes", top, config, info, lambda: _read_includes(top, config))
     if targets is None:  # followed only inside `top`: aidd reads no file elsewhere
         seen.append(None)
         return None
@@ -235,7 +236,7 @@ def _small_text(top: Path, path: Path) -> str | None:
         info = path.stat()
     except OSError:
         return None
-    return _remembered(top, path, info, lambda: _read_text(top, path))
+    return remembered("text", top, path, info, lambda: _read_text(top, path))
 
 
 def _read_text(top: Path, path: Path) -> str | None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aidd.fsio import TMP_PREFIX, open_dir, place, read_file, remove_stale_temps
+from aidd.project.gitlayout import remembered
 
 TMP = Path("aidd") / "tmp"  # below the git directory: git never reads it
 _REF = re.compile(r"refs/aidd/checkpoints/[A-Za-z0-9_.-]+/[A-Za-z0-9_-]+")
@@ -125,14 +126,27 @@ class Objects:
 
     def _packed(self, ref: str) -> bool:
         """`ref` is in packed-refs (a loose one would hide it, and git's deletion of the loose
-        one bring it back), or packed-refs cannot be read: either way, git's to do."""
+        one bring it back), or packed-refs cannot be read: either way, git's to do. Its
+        checkpoint names are read again only when its stat changed (it may hold megabytes)."""
+        path = self.common / "packed-refs"
         try:
-            packed = read_file(self.root, self.common / "packed-refs", _PACKED_LIMIT)
+            info = path.stat()
         except FileNotFoundError:
             return False
         except OSError:
             return True
-        return f" {ref}\n".encode() in packed or packed.endswith(f" {ref}".encode())
+        names = remembered("checkpoint refs", self.root, path, info,
+                           lambda: self._packed_names(path))
+        return names is None or ref in names
+
+    def _packed_names(self, path: Path) -> frozenset[str] | None:
+        """The checkpoint refs a packed-refs names; None: it cannot be read."""
+        try:
+            packed = read_file(self.root, path, _PACKED_LIMIT)
+        except OSError:
+            return None
+        return frozenset(line.partition(b" ")[2].decode("utf-8", "surrogateescape")
+                         for line in packed.splitlines() if b" refs/aidd/" in line)
 
 
 def _offset() -> str:

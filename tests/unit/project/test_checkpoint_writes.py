@@ -125,6 +125,35 @@ def test_an_unchanged_start_names_the_end_s_ref_file_again_unless_it_was_changed
     assert git(repo, "rev-parse", end.ref).strip() == end.commit
 
 
+def test_packed_refs_is_read_again_only_once_it_changed(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A clone's packed-refs may hold megabytes: each ref write read it all (issue 33)."""
+    from aidd.project import gitlayout, gitobjects
+
+    monkeypatch.setattr(gitlayout, "_RACY_NS", 0)  # a file written just now counts as settled
+    git(repo, "pack-refs", "--all")
+    reads: list[str] = []
+    real = gitobjects.read_file
+
+    def read_file(top: Path, path: Path, limit: int) -> bytes:
+        reads.append(path.name)
+        return real(top, path, limit)
+
+    monkeypatch.setattr(gitobjects, "read_file", read_file)
+    store = CheckpointStore(repo, RUN, os.environ)
+    for label in ("001", "001-end", "002"):
+        store.record(label)
+    assert reads.count("packed-refs") == 1
+    head = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "update-ref", f"refs/aidd/checkpoints/{RUN}/002-end", head)
+    git(repo, "pack-refs", "--all")  # packed-refs rewritten: it names the next label now
+    runs = _git_runs(monkeypatch)
+    point = store.record("002-end")
+    assert [r[0] for r in runs] == ["add", "update-ref"]
+    assert reads.count("packed-refs") == 2
+    assert git(repo, "rev-parse", point.ref).strip() == point.commit
+
+
 def test_a_repository_mapping_a_second_hash_gets_its_commits_from_git(
         repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     git(repo, "config", "extensions.compatObjectFormat", "sha256")  # git 2.43+ keeps a map
