@@ -106,3 +106,33 @@ def test_quiet_s_marker_is_one_file_named_anew_each_time_and_gone_at_close(
     finally:
         files.close()
     assert sorted(p.name for p in (tmp_path / ".automaker").iterdir()) == [planted.name]
+
+
+def test_a_folder_moved_out_of_aidd_s_files_is_watched_at_its_new_place(tmp_path: Path) -> None:
+    """Unheld (issue 33), a rename may reach watchdog's emitter in two halves: a folder moved
+    from aidd's runtime files into the project must still count each later change in it
+    (watched under its old name, it would be taken for aidd's own)."""
+    root = tmp_path / "project"
+    (root / ".automaker" / "iterations" / "scratch").mkdir(parents=True)
+    seen: list[str] = []
+    files = FileActivity(root, time.monotonic, seen.append)
+    files.start()
+    try:
+        deadline = time.monotonic() + 30
+        while (count := files.quiet(1)) is None and time.monotonic() < deadline:
+            pass
+        for turn in range(20):  # each turn one more chance for the halves to part
+            (root / ".automaker" / "iterations" / "scratch").rename(root / "src")
+            moved = files.quiet(10)
+            (root / "src" / f"f{turn}.py").write_text("x")
+            later = files.quiet(10)
+            assert count is not None
+            assert moved is not None
+            assert later is not None
+            assert moved > count
+            assert later > moved
+            assert str(root / "src" / f"f{turn}.py") in seen
+            (root / "src").rename(root / ".automaker" / "iterations" / "scratch")
+            count = files.quiet(10)
+    finally:
+        files.close()
