@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from aidd.fsio import TMP_PREFIX, open_dir, unlink
+from aidd.fsio import TMP_PREFIX, open_dir, open_file, unlink
 from aidd.project.checkpoints import RUNTIME
 
 _CHANGES = {"created", "modified", "deleted", "moved", "closed"}  # not "opened", not reads
@@ -107,8 +107,7 @@ class FileActivity:
                     os.unlink(self._kept, dir_fd=folder)
                     self._kept = marker.name
                     return
-            os.close(os.open(marker.name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                             | os.O_NONBLOCK | os.O_CLOEXEC, 0o600, dir_fd=folder))
+            os.close(open_file(self.root, marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
             self._kept = marker.name
         finally:
             os.close(folder)
