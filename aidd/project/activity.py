@@ -101,10 +101,13 @@ class FileActivity:
                 try:
                     os.link(self._kept, marker.name, src_dir_fd=folder, dst_dir_fd=folder,
                             follow_symlinks=False)
-                except FileNotFoundError:  # removed by someone: made afresh
+                except FileExistsError:
+                    raise
+                except OSError:  # removed or replaced by someone: made afresh
                     pass
                 else:
-                    os.unlink(self._kept, dir_fd=folder)
+                    with contextlib.suppress(OSError):
+                        os.unlink(self._kept, dir_fd=folder)
                     self._kept = marker.name
                     return
             os.close(open_file(self.root, marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))

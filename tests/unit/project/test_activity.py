@@ -103,6 +103,11 @@ def test_quiet_s_marker_is_one_file_named_anew_each_time_and_gone_at_close(
         planted = tmp_path / ".automaker" / second[0].name.replace(f"-{number}", f"-{number + 1}")
         planted.write_text("")  # the next name, there already: no proof from it
         assert files.quiet(10) is None
+        kept = next(p for p in (tmp_path / ".automaker").iterdir() if p != planted)
+        kept.unlink()
+        kept.mkdir()  # the kept marker replaced: a new one made
+        assert files.quiet(10) is not None
+        kept.rmdir()
     finally:
         files.close()
     assert sorted(p.name for p in (tmp_path / ".automaker").iterdir()) == [planted.name]
