@@ -99,8 +99,8 @@ def test_quiet_s_marker_is_one_file_named_anew_each_time_and_gone_at_close(
         assert len(second) == 1
         assert second[0].name != first[0].name
         assert second[0].stat().st_ino == inode  # the same file: no new one made
-        number = int(second[0].name.rsplit("-", 1)[1])
-        planted = tmp_path / ".automaker" / second[0].name.replace(f"-{number}", f"-{number + 1}")
+        stem, _, number = second[0].name.rpartition("-")
+        planted = tmp_path / ".automaker" / f"{stem}-{int(number) + 1}"
         planted.write_text("")  # the next name, there already: no proof from it
         assert files.quiet(10) is None
         kept = next(p for p in (tmp_path / ".automaker").iterdir() if p != planted)
