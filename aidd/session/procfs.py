@@ -7,7 +7,7 @@ import time (about 20 ms). Killing, and everything else, is aidd.session.proctre
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -84,24 +84,33 @@ class Carrier:
     environ: Mapping[str, str]
 
 
-def find_carrying(name: str, value: str) -> list[Carrier]:
-    """Every process but aidd and its ancestors whose environment holds `name=value`, by pid;
-    none without /proc or for an empty `value`."""
+def pids() -> set[int]:
+    """The pids of every process now (one read of /proc's directory); empty without /proc."""
+    try:
+        names = os.listdir(_PROC)  # noqa: PTH208 -- names, no Path each: half iterdir's time
+    except OSError:
+        return set()
+    return {int(name) for name in names if name.isdigit()}
+
+
+def find_carrying(name: str, value: str, among: Iterable[int] | None = None) -> list[Carrier]:
+    """Every process (of `among`, by default all) but aidd and its ancestors whose environment
+    holds `name=value`, by pid; none without /proc or for an empty `value`."""
     if not value or not available():
         return []
     spared = _ancestors()
     needle = f"{name}={value}".encode()
     found = []
-    for entry in _PROC.iterdir():
-        if not entry.name.isdigit() or int(entry.name) in spared:
+    for pid in pids() if among is None else among:
+        if pid in spared:
             continue
-        raw = _read(entry / "environ")
+        raw = _read(_PROC / str(pid) / "environ")
         if raw is None or needle not in raw:  # cheap: most processes never match
             continue
         env = _parse_environ(raw)
-        row = _stat_row(entry / "stat")
+        row = _stat_row(_PROC / str(pid) / "stat")
         if env.get(name) == value and row is not None:
-            found.append(Carrier(int(entry.name), row.start, env))
+            found.append(Carrier(pid, row.start, env))
     return sorted(found, key=lambda c: c.pid)
 
 

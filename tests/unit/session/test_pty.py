@@ -30,10 +30,16 @@ def _cmdline(pid: int) -> list[str]:
 
 
 def _start_on_a_thread(tmp_path: Path) -> AgentProcess:
-    """An agent started by a thread that has ended by the time this returns."""
+    """An agent started by a thread that has ended by the time this returns. The thread ends
+    once the agent runs: setpriv sets the signal after its exec, and a parent gone before
+    that is the window the next run's sweep covers."""
     started: list[AgentProcess] = []
-    starter = threading.Thread(target=lambda: started.append(
-        AgentProcess(ARGV, tmp_path, {"PATH": PATH})))
+
+    def start() -> None:
+        started.append(AgentProcess(ARGV, tmp_path, {"PATH": PATH}))
+        wait_for(lambda: _cmdline(started[0].pid) == ARGV, 10, "the agent's exec")
+
+    starter = threading.Thread(target=start)
     starter.start()
     starter.join(10)
     return started[0]
