@@ -290,6 +290,6 @@ def _startable(program: str, cwd: Path, env: Mapping[str, str]) -> None:
     is setpriv's own, after Popen returned, and the attempt would see an exit 127 instead."""
     named = os.sep in program  # a path, else looked up on the agent's PATH as exec does
     target = str(cwd / program) if named else program
-    if shutil.which(target, path=os.pathsep.join(os.get_exec_path(dict(env)))) is None:
+    if shutil.which(target, path=env.get("PATH", os.defpath)) is None:
         code = errno.EACCES if named and Path(target).exists() else errno.ENOENT
         raise OSError(code, os.strerror(code), program)

@@ -250,7 +250,7 @@ def looks(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[object]]:
 
     def spy_carrying(name: str, value: str, among: Any = None) -> list[procfs.Carrier]:
         seen["environs"].append(None if among is None else set(among))
-        return carrying(name, value, among)
+        return carrying(name, value) if among is None else carrying(name, value, among)
 
     monkeypatch.setattr(procfs, "table", spy_table)
     monkeypatch.setattr(procfs, "find_carrying", spy_carrying)
