@@ -98,14 +98,15 @@ def find_carrying(name: str, value: str, among: Iterable[int] | None = None) -> 
     holds `name=value`, by pid; none without /proc or for an empty `value`."""
     if not value or not available():
         return []
-    spared = _ancestors()
+    spared: set[int] | None = None  # aidd's ancestors, looked up once one matches
     needle = f"{name}={value}".encode()
     found = []
     for pid in pids() if among is None else among:
-        if pid in spared:
-            continue
-        raw = _read(_PROC / str(pid) / "environ")
+        raw = _read(f"{_PROC}/{pid}/environ")
         if raw is None or needle not in raw:  # cheap: most processes never match
+            continue
+        spared = _ancestors() if spared is None else spared
+        if pid in spared:
             continue
         env = _parse_environ(raw)
         row = _stat_row(_PROC / str(pid) / "stat")
@@ -149,11 +150,22 @@ def _ancestors() -> set[int]:
     return pids
 
 
-def _read(path: Path) -> bytes | None:
+def _read(path: Path | str) -> bytes | None:
+    """The whole file; None when it cannot be read (gone, or another user's process). Plain
+    os calls: a tenth of Path.read_bytes' time on /proc's small files (issue 33)."""
     try:
-        return path.read_bytes()
-    except OSError:  # gone, or another user's process
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
         return None
+    chunks = []
+    try:
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
 
 
 def _parse_environ(raw: bytes) -> dict[str, str]:
@@ -212,13 +224,14 @@ def tree_cpu_s(roots: list[int]) -> float:
 
 
 def _children(pid: int) -> list[int]:
+    tasks = f"{_PROC}/{pid}/task"
     try:
-        tasks = list((_PROC / str(pid) / "task").iterdir())
+        tids = os.listdir(tasks)  # noqa: PTH208 -- names, no Path each (issue 33)
     except OSError:
         return []
     found: list[int] = []
-    for task in tasks:
-        raw = _read(task / "children")
+    for tid in tids:
+        raw = _read(f"{tasks}/{tid}/children")
         if raw:
             found.extend(int(c) for c in raw.split())
     return found
