@@ -23,7 +23,6 @@ import errno
 import fcntl
 import os
 import queue
-import re
 import select
 import shutil
 import signal
@@ -46,7 +45,6 @@ from aidd.session import proctree
 
 ROWS, COLUMNS = 50, 200
 READ_SIZE = 1 << 16
-_SETPRIV_SINCE = (2, 33)  # util-linux's setpriv gained --pdeathsig in 2.33 (2018)
 
 
 class Terminal:
@@ -268,21 +266,21 @@ def _dying_with_me(argv: list[str], cwd: Path,
 
 @cache
 def _setpriv(search: str) -> str | None:
-    """util-linux's `setpriv` on `search` (a PATH) when it can set the death signal: asked
-    once a run (a process of its own), never per attempt. None off Linux."""
+    """util-linux's `setpriv` on `search` (a PATH) when it can set the death signal here: it
+    sets it and then runs itself for its version, once a run (one process), never per attempt.
+    None off Linux, for one without --pdeathsig (util-linux before 2.33, busybox's) and where
+    the kernel refuses the prctl."""
     path = shutil.which("setpriv", path=search)
     if not sys.platform.startswith("linux") or path is None or not Path(path).is_absolute():
         return None
     try:
         with spawning.LOCK:
-            done = subprocess.run([path, "--version"], stdin=subprocess.DEVNULL,
-                                  capture_output=True, timeout=10, check=False)
+            done = subprocess.run([path, "--pdeathsig", "KILL", "--", path, "--version"],
+                                  stdin=subprocess.DEVNULL, capture_output=True, timeout=10,
+                                  check=False)
     except (OSError, subprocess.SubprocessError):
         return None
-    version = re.search(rb"\butil-linux (\d+)\.(\d+)", done.stdout)
-    if done.returncode or version is None:
-        return None  # busybox's setpriv has no --pdeathsig
-    return path if (int(version[1]), int(version[2])) >= _SETPRIV_SINCE else None
+    return path if done.returncode == 0 and b"util-linux" in done.stdout else None
 
 
 def _startable(program: str, cwd: Path, env: Mapping[str, str]) -> None:

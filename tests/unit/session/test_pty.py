@@ -95,31 +95,31 @@ def test_the_agent_dies_with_the_thread_that_started_it(
         proc.close()
 
 
-def _fake_setpriv(folder: Path, version_line: str) -> Path:
+def _fake_setpriv(folder: Path, script: str) -> Path:
     folder.mkdir()
-    script = folder / "setpriv"
-    script.write_text(f"#!/bin/sh\necho '{version_line}'\n")
-    script.chmod(0o755)
-    return script
+    fake = folder / "setpriv"
+    fake.write_text(f"#!/bin/sh\n{script}\n")
+    fake.chmod(0o755)
+    return fake
 
 
-@pytest.mark.parametrize(("line", "used"), [
-    ("setpriv from util-linux 2.38.1", True),
-    ("setpriv from util-linux 2.33", True),
-    ("setpriv from util-linux 2.32.1", False),  # no --pdeathsig yet
-    ("BusyBox v1.36.1 (2023-07-10) multi-call binary.", False),
+@pytest.mark.parametrize(("script", "used"), [
+    ("echo 'setpriv from util-linux 2.38.1'", True),
+    ("echo \"setpriv: unrecognized option '--pdeathsig'\" >&2; exit 1", False),  # before 2.33
+    ("echo 'setpriv: set parent death signal failed' >&2; exit 127", False),  # prctl refused
+    ("echo 'BusyBox v1.36.1 (2023-07-10) multi-call binary.'", False),
 ])
-def test_setpriv_is_used_only_where_it_has_pdeathsig(tmp_path: Path, line: str,
-                                                     used: bool) -> None:
-    script = _fake_setpriv(tmp_path / "bin", line)
+def test_setpriv_is_used_only_where_it_sets_the_death_signal(tmp_path: Path, script: str,
+                                                             used: bool) -> None:
+    fake = _fake_setpriv(tmp_path / "bin", script)
     found = pty._setpriv.__wrapped__(str(tmp_path / "bin"))  # past the once-a-run cache
-    assert found == (str(script) if used else None)
+    assert found == (str(fake) if used else None)
 
 
 def test_a_setpriv_found_through_a_relative_path_entry_is_not_used(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A relative PATH entry resolves against aidd's directory, which may be the project's."""
-    _fake_setpriv(tmp_path / "bin", "setpriv from util-linux 2.38.1")
+    _fake_setpriv(tmp_path / "bin", "echo 'setpriv from util-linux 2.38.1'")
     monkeypatch.chdir(tmp_path)
     assert pty._setpriv.__wrapped__("bin") is None
 
