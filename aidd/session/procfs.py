@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 
 _PROC = Path("/proc")
+_CHUNK = 1 << 16
 
 
 def available() -> bool:
@@ -152,15 +153,18 @@ def _ancestors() -> set[int]:
 
 def _read(path: Path | str) -> bytes | None:
     """The whole file; None when it cannot be read (gone, or another user's process). Plain
-    os calls: a tenth of Path.read_bytes' time on /proc's small files (issue 33)."""
+    os calls, and no read to find the end after a short one (/proc hands a small file over
+    whole): a tenth of Path.read_bytes' time (issue 33)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return None
     chunks = []
     try:
-        while chunk := os.read(fd, 1 << 16):
+        while chunk := os.read(fd, _CHUNK):
             chunks.append(chunk)
+            if len(chunk) < _CHUNK:
+                break
     except OSError:
         return None
     finally:
