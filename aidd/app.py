@@ -269,6 +269,7 @@ def _rollback(paths: ProjectPaths, settings: Settings, clock: Clock) -> int:
     events = EventLog(paths.events, store.run_id, root=paths.root, clock=clock)
     events.emit("rollback", target=done.target, saved=done.saved, restored=list(done.restored),
                 removed=list(done.removed))
+    events.close()
     run = run_of(done.target)
     lines = [f"rolled back to {done.target} (run {run})"]
     lines += [f"  restored {path}" for path in done.restored]

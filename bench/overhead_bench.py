@@ -241,7 +241,7 @@ def count_children(lines: list[str]) -> collections.Counter[str]:
 
 
 def _note_exec(line: str, children: dict[int, str], execs: dict[int, str]) -> None:
-    """Name a child after the first program it executed successfully."""
+    """Name a child after the last program it executed successfully."""
     match, resumed = _EXEC.match(line), _EXEC_RESUMED.match(line)
     if match:
         tid, path = int(match.group(1)), match.group(2)
@@ -253,7 +253,7 @@ def _note_exec(line: str, children: dict[int, str], execs: dict[int, str]) -> No
         path = execs.pop(tid, "")
     else:
         return
-    if children.get(tid) == "(no exec)" and path:
+    if tid in children and path:  # the last: the agent runs behind setpriv (session/pty)
         children[tid] = Path(path).name
 
 

@@ -109,6 +109,7 @@ def keep_failure(job: Mapping[str, Any], outcome: Mapping[str, Any], clock: Cloc
         events.emit("notify_failed", target=str(job.get("shown")),
                     trigger=str(job.get("trigger")), error=str(outcome.get("error")),
                     tries=int(outcome.get("tries") or 0))
+    events.close()
 
 
 def main(argv: list[str]) -> int:

@@ -72,8 +72,11 @@ class Supervisor:
     def run(self) -> int:
         """The run's exit code. A fatal CLI error is raised after the shutdown, so `cli`
         prints its one line last (LOG-7, ADP-44)."""
-        end = self._run_to_end()
-        code = self.life.finish(end, self.counters)
+        try:
+            end = self._run_to_end()
+            code = self.life.finish(end, self.counters)
+        finally:
+            self.journal.events.close()  # held open for the run (aidd/events)
         match end:
             case RunEnd(reason=EndReason.FATAL, message=message):
                 raise AgentCliError(f"fatal: {message}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,10 +47,10 @@ class Marked:
     iteration: str | None  # the log number of the attempt it belongs to
 
 
-def find_marked(mark: str) -> list[Marked]:
-    """Every process (other than aidd and its ancestors) carrying `mark`, by pid. Linux only
-    (/proc): elsewhere none is found, so none is killed."""
-    return [_marked(c) for c in procfs.find_carrying(MARK_VAR, mark)]
+def find_marked(mark: str, among: Iterable[int] | None = None) -> list[Marked]:
+    """Every process (of `among`, by default all; other than aidd and its ancestors) carrying
+    `mark`, by pid. Linux only (/proc): elsewhere none is found, so none is killed."""
+    return [_marked(c) for c in procfs.find_carrying(MARK_VAR, mark, among)]
 
 
 def kill_orphans(record: Mapping[str, object], events_path: Path, clock: Clock, *,
@@ -100,9 +100,11 @@ def in_flight_attempts(events_path: Path, root: Path) -> set[str]:
     return started
 
 
-def of_attempt(environ: Mapping[str, str], number: int) -> list[int]:
-    """Processes carrying the run's mark and attempt `number`, wherever they went."""
-    found = find_marked(environ.get(MARK_VAR, ""))
+def of_attempt(environ: Mapping[str, str], number: int,
+               among: Iterable[int] | None = None) -> list[int]:
+    """Processes (of `among`, by default all) carrying the run's mark and attempt `number`,
+    wherever they went."""
+    found = find_marked(environ.get(MARK_VAR, ""), among)
     return [o.pid for o in found if o.iteration == str(number)]
 
 

@@ -10,7 +10,7 @@ import ctypes
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import cast
@@ -29,6 +29,7 @@ _FREEZE_ROUNDS = 20  # snapshots per freeze; a fork loop is caught in two or thr
 _KILL_ROUNDS = 10  # freeze-and-SIGKILL rounds until a fresh snapshot is empty
 
 Scan = Callable[[], list[psutil.Process]]
+Marked = Callable[[Collection[int] | None], Iterable[int]]  # the marked among these (or all)
 
 
 @cache
@@ -107,16 +108,19 @@ def carrier_scan(name: str, value: str, select: Callable[[procfs.Carrier], bool]
 
 class TreeScope:
     """Remembers aidd's children before the agent starts, so children adopted later (through
-    the subreaper) are known to come from the agent's tree. `marked` names the processes that
-    carry the attempt's mark (aidd.session.orphans), wherever they went; `foreign` the ones
-    that are aidd's own children yet not this scope's: with --parallel N, another slot's
-    agent and aidd's own git, started on other threads meanwhile."""
+    the subreaper) are known to come from the agent's tree. `marked(among)` names the
+    processes (of `among`, by default all) that carry the attempt's mark
+    (aidd.session.orphans), wherever they went; `foreign` the ones that are aidd's own
+    children yet not this scope's: with --parallel N, another slot's agent and aidd's own git,
+    started on other threads meanwhile."""
 
-    def __init__(self, marked: Callable[[], Iterable[int]] = tuple,
+    def __init__(self, marked: Marked | None = None,
                  foreign: Callable[[], Iterable[int]] = tuple) -> None:
         self._me = os.getpid()
         self._before = _children_now(self._me)
-        self._marked = marked
+        self._marked = marked or _unmarked
+        # The processes alive now: only one born later can carry the attempt's mark.
+        self._alive_before = procfs.pids() if marked is not None else set()
         self._foreign = foreign
         self._handles = _Handles()
 
@@ -128,7 +132,7 @@ class TreeScope:
             adopted = self._adopted(table)
         seeds = {pid for pid, row in table.items()
                  if root_pid in (row.group, row.session) or pid in adopted}
-        seeds.update(self._marked())
+        seeds.update(self._marked(None))
         seeds.add(root_pid)
         members = _with_descendants(seeds, table) - {self._me, 0, 1}
         # Zombies are already dead (adopted ones are reaped here); the root is its owner's.
@@ -137,6 +141,23 @@ class TreeScope:
             members.discard(pid)
         found = (self._handles.get(pid, table[pid].start) for pid in sorted(members))
         return [proc for proc in found if proc is not None]
+
+    def surely_empty(self) -> bool:
+        """Once the agent is reaped: is nothing of its tree left? Known without the process
+        table (issue 33) when aidd is the subreaper and the kernel lists children: every
+        living descendant of the agent is then aidd's child or below one (an orphan goes to
+        its nearest subreaper ancestor: aidd, or a descendant that is one, itself below aidd;
+        setsid and double forks included), so with no new child of aidd there is none; and
+        among the processes born since the scope began none carries the attempt's mark (one
+        that never was in the tree: started by a daemon that keeps its requester's
+        environment, as atd does). False means: look with `snapshot`. Another slot's agent or
+        git run is a new child too, so --parallel N often takes the full look."""
+        if not (enable_subreaper() and procfs.children_known()):
+            return False
+        if any(self._is_new(pid, procfs.start_ticks(pid)) for pid in procfs.children(self._me)):
+            return False
+        born = procfs.pids() - self._alive_before
+        return not born or not any(True for _ in self._marked(born))
 
     def cpu_s(self, root_pid: int) -> float | None:
         """CPU seconds used so far by the agent's tree: its descendants and the orphans
@@ -151,8 +172,17 @@ class TreeScope:
     def _adopted(self, table: dict[int, procfs.Row]) -> set[int]:
         """aidd's children since the scope began, but the foreign ones."""
         new = {pid for pid, row in table.items()
-               if row.ppid == self._me and pid not in self._before}
+               if row.ppid == self._me and self._is_new(pid, row.start)}
         return new - set(self._foreign()) if new else new
+
+    def _is_new(self, pid: int, start: float | None) -> bool:
+        """Not a child aidd had when the scope began: by pid and start time (a pid reused since
+        is a new process). One gone already (`start` None) is nothing to look for."""
+        return start is not None and self._before.get(pid, -1.0) != start
+
+
+def _unmarked(among: Collection[int] | None) -> tuple[int, ...]:
+    return ()
 
 
 class _Handles:
@@ -172,12 +202,13 @@ class _Handles:
         return proc
 
 
-def _children_now(pid: int) -> set[int]:
-    """`pid`'s children: from its tasks' children lists where the kernel keeps them (a few
-    reads at every attempt's start, issue 33), else from a pass over the process table."""
+def _children_now(pid: int) -> dict[int, float | None]:
+    """`pid`'s children and their start times: from its tasks' children lists where the kernel
+    keeps them (a few reads at every attempt's start, issue 33), else from a pass over the
+    process table."""
     if procfs.children_known():
-        return set(procfs.children(pid))
-    return {child for child, row in _table().items() if row.ppid == pid}
+        return {child: procfs.start_ticks(child) for child in procfs.children(pid)}
+    return {child: row.start for child, row in _table().items() if row.ppid == pid}
 
 
 def _table() -> dict[int, procfs.Row]:

@@ -4,7 +4,7 @@ classify what happened (SUP-10..43, ADP-20..39). Nothing here is specific to one
 from __future__ import annotations
 
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import UTC
 from typing import Any
 
@@ -259,6 +259,8 @@ class _Attempt:
 
     def _leftovers(self) -> None:
         """Descendants still running after a normal exit (SUP-42)."""
+        if self.scope.surely_empty():
+            return  # the common case, without a look at every process (issue 33)
         root = self.proc.pid
 
         def scan() -> list[Any]:  # the agent is gone and reaped: never signal its pid
@@ -280,10 +282,11 @@ class _Attempt:
         self.req.events.emit("children_reaped", number=self.req.number, pids=pids,
                              kept=self.req.keep_children)
 
-    def _marked(self) -> list[int]:
-        """Processes carrying this run's mark and this attempt's number, wherever they went
-        (REL-1); kept leftovers of earlier attempts (--keep-children) carry another number."""
-        return orphans.of_attempt(self.env, self.req.number)
+    def _marked(self, among: Collection[int] | None) -> list[int]:
+        """Processes (of `among`, by default all) carrying this run's mark and this attempt's
+        number, wherever they went (REL-1); kept leftovers of earlier attempts
+        (--keep-children) carry another number."""
+        return orphans.of_attempt(self.env, self.req.number, among)
 
     def _terminate(self, scan: proctree.Scan, root: proctree.Root) -> proctree.KillReport:
         """Freeze, SIGTERM, the grace (none once a second signal came), then SIGKILL until

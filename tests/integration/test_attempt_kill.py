@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from aidd.run.signals import Interrupt
+from aidd.session import procfs
 from tests.conftest import FakeAgent
 from tests.fakes.attempt import STUBBORN_TREE, Trigger, pid_alive, run_fake_attempt
 from tests.integration.scenario import (
@@ -234,3 +235,54 @@ def test_leftovers_after_a_normal_exit(scenario: MakeScenario, keep: bool) -> No
         assert "killed what the agent left running" in log
         assert alive([child, grandchild]) == []
     assert s.since("leaving") < 1 + SLACK_S  # no kill grace: both went at SIGTERM
+
+
+@pytest.fixture
+def looks(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[object]]:
+    """What an attempt read of /proc: each pass over the table, each scan of environments
+    (by the processes it was limited to; None: every process)."""
+    seen: dict[str, list[object]] = {"table": [], "environs": []}
+    table, carrying = procfs.table, procfs.find_carrying
+
+    def spy_table() -> dict[int, procfs.Row]:
+        seen["table"].append(1)
+        return table()
+
+    def spy_carrying(name: str, value: str, among: Any = None) -> list[procfs.Carrier]:
+        seen["environs"].append(None if among is None else set(among))
+        return carrying(name, value) if among is None else carrying(name, value, among)
+
+    monkeypatch.setattr(procfs, "table", spy_table)
+    monkeypatch.setattr(procfs, "find_carrying", spy_carrying)
+    return seen
+
+
+def test_an_agent_that_left_nothing_costs_no_look_at_every_process(
+        fake_agent: FakeAgent, tmp_path: Path, looks: dict[str, list[object]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33: aidd is the subreaper, so with no new child of aidd and no newborn carrying
+    the mark, nothing of the tree is left: no pass over the process table, no read of every
+    process's environment (2.75 ms an attempt before)."""
+    if not procfs.children_known():
+        pytest.skip("this kernel lists no task's children")
+    fake_agent.script([{"init": True}, {"spawn": ["true"], "wait": True}, {"say": "done"},
+                       {"finish": True}])
+    monkeypatch.setenv("AIDD_SUPERVISOR_ID", "run-mark")
+    run = run_fake_attempt(tmp_path, "opencode")
+    assert run.outcome.result == 0
+    assert not [e for e in run.events if e["event"] == "children_reaped"]
+    assert looks["table"] == []
+    assert None not in looks["environs"]
+
+
+def test_a_double_forked_setsid_leftover_is_still_found_and_killed(
+        fake_agent: FakeAgent, tmp_path: Path, looks: dict[str, list[object]]) -> None:
+    fake_agent.script([{"init": True}, {"spawn": ["sleep", "111"], "detach": True,
+                                        "pid_file": "left"}, {"finish": True}])
+    run = run_fake_attempt(tmp_path, "opencode")
+    left = fake_agent.pid("left")
+    assert left is not None
+    (reaped,) = [e for e in run.events if e["event"] == "children_reaped"]
+    assert [p["pid"] for p in reaped["pids"]] == [left]
+    assert not pid_alive(left)
+    assert looks["table"]  # the full look

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
+from aidd import events
 from aidd.events import EventLog, EventsRead, load_events, parse_event, read_events
+from aidd.fsio import UnsafePathError
 from tests.fakes.clock import FakeClock
 from tests.planted import plant
 
@@ -120,3 +123,90 @@ def test_no_nan_or_infinity_is_ever_written(tmp_path: Path) -> None:
     assert (event["cost_usd"], event["used"]) == (None, None)
     assert event["tokens"] == {"input": None, "output": 3}
     assert event["seconds"] == [1.5, None]
+
+
+# -- the file kept open for the run (issue 33) --------------------------------------------------
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "proj" / ".automaker").mkdir(parents=True)
+    return tmp_path / "proj"
+
+
+def _log(project: Path) -> EventLog:
+    return EventLog(project / ".automaker" / "events.jsonl", "run-k", root=project,
+                    clock=FakeClock())
+
+
+def _names(path: Path) -> list[str]:
+    return [e["event"] for e in read_events(path)]
+
+
+def test_a_run_opens_its_events_file_once_and_readers_see_each_line_at_once(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    opened: list[Path] = []
+    real = events.open_file
+
+    def spy(root: Path, path: Path, flags: int) -> int:
+        opened.append(path)
+        return real(root, path, flags)
+
+    monkeypatch.setattr(events, "open_file", spy)
+    log = _log(project)
+    slot = log.tagged(slot=2)
+    for n in range(5):
+        (log if n % 2 else slot).emit(f"e{n}")
+        assert _names(log.path) == [f"e{i}" for i in range(n + 1)]  # no buffering
+    assert opened == [log.path]
+    log.close()
+    log.emit("after")  # an event after the close opens it again
+    assert _names(log.path)[-1] == "after"
+    assert len(opened) == 2
+
+
+@pytest.mark.parametrize("how", ["deleted", "renamed", "replaced"])
+def test_an_events_file_taken_away_mid_run_gets_a_fresh_one_at_its_path(
+        project: Path, how: str) -> None:
+    log = _log(project)
+    log.emit("before")
+    moved = project / "moved.jsonl"
+    if how == "deleted":
+        log.path.unlink()
+    else:
+        log.path.rename(moved)
+        if how == "replaced":
+            log.path.write_text('{"event": "planted"}\n')
+    log.emit("after")
+    assert _names(log.path) == (["planted", "after"] if how == "replaced" else ["after"])
+    if how != "deleted":
+        assert _names(moved) == ["before"]
+
+
+@pytest.mark.parametrize("kind", ["symlink", "hardlink"])
+def test_a_link_planted_mid_run_is_refused_and_never_written_through(
+        project: Path, tmp_path: Path, kind: str) -> None:
+    log = _log(project)
+    log.emit("before")
+    outside = tmp_path / "outside.jsonl"
+    if kind == "symlink":  # the file moved out, a link to it in its place
+        log.path.rename(outside)
+        plant(log.path, "symlink", outside)
+    else:  # a second name for the file itself
+        os.link(log.path, outside)
+    with pytest.raises(UnsafePathError):
+        log.emit("after")
+    assert _names(outside) == ["before"]
+
+
+def test_a_directory_swapped_for_a_link_to_the_moved_file_is_refused(
+        project: Path, tmp_path: Path) -> None:
+    """The path still leads to the very file aidd holds, through a planted link: a stat of the
+    path would say "the same file" and aidd would write outside the project."""
+    log = _log(project)
+    log.emit("before")
+    outside = tmp_path / "elsewhere"
+    (project / ".automaker").rename(outside)
+    plant(project / ".automaker", "symlink", outside)
+    assert (project / ".automaker" / "events.jsonl").samefile(outside / "events.jsonl")
+    with pytest.raises(UnsafePathError):
+        log.emit("after")
+    assert _names(outside / "events.jsonl") == ["before"]

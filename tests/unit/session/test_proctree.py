@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -190,7 +191,7 @@ def test_a_child_forked_on_sigterm_is_killed_too(tmp_path: Path) -> None:
 def test_marked_processes_outside_the_tree_are_members() -> None:
     marked: list[int] = []
     stray = subprocess.Popen(["sleep", "1010"])  # aidd's child from before: not adopted
-    scope = proctree.TreeScope(lambda: marked)
+    scope = proctree.TreeScope(lambda among: marked)
     agent = shell("echo READY; exec sleep 1009")
     try:
         assert stray.pid not in {p.pid for p in scope.snapshot(agent.pid)}
@@ -354,3 +355,78 @@ def test_a_child_aidd_is_starting_is_never_taken_for_an_adopted_orphan(
         for child in started:
             child.kill()
             child.wait()
+
+
+# -- after a normal exit: the common case without the process table (issue 33) ----------------
+def _exited(fake_agent: FakeAgent, *steps: dict[str, object]) -> int:
+    """The fake opencode run to its exit 0 (reaped) after `steps`; its pid."""
+    fake_agent.script([*steps, {"exit": 0}])
+    proc = subprocess.Popen([fake_agent.binary("opencode")], stdin=subprocess.DEVNULL,
+                            start_new_session=True)
+    assert proc.wait() == 0
+    return proc.pid
+
+
+def _no_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    def scanned() -> None:
+        pytest.fail("the process table was scanned")
+    monkeypatch.setattr(procfs, "table", scanned)
+    monkeypatch.setattr(proctree, "_table_portable", scanned)
+
+
+def test_an_agent_that_left_nothing_is_known_so_without_the_table_or_every_environment(
+        fake_agent: FakeAgent, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not procfs.children_known():
+        pytest.skip("this kernel lists no task's children")
+    asked: list[object] = []
+    earlier = subprocess.Popen(["sleep", "110"])  # aidd's child from before: not the agent's
+    try:
+        scope = proctree.TreeScope(lambda among: asked.append(among) or ())
+        _exited(fake_agent, {"spawn": ["true"], "wait": True})
+        _no_table(monkeypatch)
+        assert scope.surely_empty()
+        assert None not in asked  # the mark looked for among newborns only, if any
+    finally:
+        earlier.kill()
+        earlier.wait()
+
+
+def test_a_double_forked_setsid_leftover_still_takes_the_full_look(
+        fake_agent: FakeAgent) -> None:
+    scope = proctree.TreeScope(lambda among: ())
+    root = _exited(fake_agent, {"spawn": ["sleep", "108"], "detach": True, "pid_file": "left"})
+    left = fake_agent.pid("left")
+    assert left is not None
+    assert os.getsid(left) != root  # setsid'd, and its parent gone: only adoption finds it
+    assert not scope.surely_empty()
+    report = proctree.terminate(lambda: scope.snapshot(root), grace_s=0.5, clock=SystemClock(),
+                                root=proctree.Root(root, lambda: False))
+    assert [i.pid for i in report.procs] == [left]
+    assert not running(left)
+    assert scope.surely_empty()
+
+
+def test_a_marked_process_born_outside_the_tree_takes_the_full_look(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never aidd's descendant, yet carrying the attempt's mark: what a daemon that keeps its
+    requester's environment (atd) starts for the agent. Here the daemon is a process from
+    before the scope, which forks on request."""
+    born = 0
+    with subprocess.Popen(["sh", "-c", "read x; sleep 109 & echo $!; wait"],
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          start_new_session=True,
+                          env={**os.environ, "TEST_MARK": "attempt-7"}) as daemon:
+        assert daemon.stdin is not None
+        assert daemon.stdout is not None
+        try:
+            scope = proctree.TreeScope(lambda among: [
+                c.pid for c in procfs.find_carrying("TEST_MARK", "attempt-7", among)])
+            daemon.stdin.write(b"go\n")
+            daemon.stdin.flush()
+            born = int(daemon.stdout.readline())
+            _no_table(monkeypatch)
+            assert not scope.surely_empty()
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(born, 9)
+            daemon.kill()
