@@ -20,7 +20,7 @@ from aidd.project.migrate import reads_differently
 from aidd.project.paths import ProjectPaths
 from aidd.project.todo import find_todo_file, read_todo, searched_names
 from aidd.reports.health import FeaturesLeft
-from aidd.reports.running import read_run_state
+from aidd.reports.running import LiveRun, read_run_state
 from aidd.reports.statusjson import status_json
 from aidd.reports.statusreport import CategoryRow, FeatureCounts, StatusReport, TodoReport
 
@@ -36,9 +36,11 @@ def build_status(
     now: datetime,
     *,
     require_features: bool = False,
+    live: LiveRun | None = None,
 ) -> StatusReport:
     """Read everything the report shows. `require_features`: `--status` exits 3 (FEA-34)
-    without `features/`; before an agent start a missing one gives zeros and a note."""
+    without `features/`; before an agent start a missing one gives zeros and a note. `live`:
+    the run's own state, known without reading its events (else read from outside)."""
     exists = paths.features.is_dir()
     if require_features and not exists:
         raise NotFoundError(f"{paths.rel(paths.features)} does not exist")
@@ -59,7 +61,8 @@ def build_status(
             findings_unfixed=sum(1 for f in findings if is_unfixed(f)),
             todo=_todo_report(paths),
             markers=read_markers(paths),
-            run=read_run_state(paths, now, left_of(counts)),
+            run=read_run_state(paths, now, left_of(counts)) if live is None
+            else live.state(paths, now, left_of(counts)),
             notes=_notes(paths, files, exists),
             started=started_in(files),
         )
@@ -146,9 +149,10 @@ def refresh_status_file(
     now: datetime,
     *,
     require_features: bool = False,
+    live: LiveRun | None = None,
 ) -> tuple[StatusReport, str]:
     """Build the report and keep its text in status.md (FEA-30); the report and that text."""
-    report = build_status(paths, filters, now, require_features=require_features)
+    report = build_status(paths, filters, now, require_features=require_features, live=live)
     text = render_status_text(report)
     write_status(paths, text)
     return report, text

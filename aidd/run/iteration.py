@@ -23,6 +23,7 @@ from aidd.project.scaffold import copy_artifacts, copy_spec
 from aidd.project.sync import sync_lists
 from aidd.prompts.context import LastAttemptInfo, ParallelInfo
 from aidd.prompts.select import CascadeState, PromptKind, Selection, choose_model, select_prompt
+from aidd.reports.running import LiveRun
 from aidd.reports.status import refresh_status_file
 from aidd.run import nowork
 from aidd.run.checkpointing import Checkpointer
@@ -64,7 +65,8 @@ class IterationRunner:
                  deadline_s: float | None = None,
                  files: Callable[[], FileActivity | None] = lambda: None,
                  recall: Recall = lambda phase, kind, feature: LastAttemptInfo(),
-                 tree: ProjectPaths | None = None, store: CheckpointStore | None = None) -> None:
+                 tree: ProjectPaths | None = None, store: CheckpointStore | None = None,
+                 live: LiveRun | None = None) -> None:
         # The tree the agent works in (a slot's worktree with --parallel N, else the project);
         # aidd's own files (logs, prompt, events, status.md) stay in `plan.paths`.
         self.tree = tree or plan.paths
@@ -82,6 +84,7 @@ class IterationRunner:
         self._files = files  # the run's file watcher (--liveness signals)
         self._files_warned = False
         self._recall = recall
+        self._live = live  # the run's own state for status.md: no events read (issue 33)
 
     def run(self, state: PhaseState, number: int, completion_review: bool,
             carried_fingerprint: str | None) -> Attempt:
@@ -159,7 +162,8 @@ class IterationRunner:
         for file, warning in plan.adapter.prepare_project(paths.root):
             journal.warn(warning, file=file)
         # status.md is the project's; a slot names its own feature, so its tree's are not read
-        report, _ = refresh_status_file(plan.paths, plan.feature_filter, self.clock.now())
+        report, _ = refresh_status_file(plan.paths, plan.feature_filter, self.clock.now(),
+                                        live=self._live)
         return report.started
 
     def _fingerprint(self, carried: str | None) -> str | None:
