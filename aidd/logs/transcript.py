@@ -106,7 +106,8 @@ class Transcript:
         write_all(self._fd, data)
 
     def close(self) -> None:
+        """Not fsynced, as events.jsonl is not: a kill cannot lose what was written, a power
+        loss the log's last lines at most (docs/decisions.md "Speed")."""
         if self._fd >= 0:
-            os.fsync(self._fd)
             os.close(self._fd)
             self._fd = -1

@@ -9,7 +9,7 @@ from datetime import datetime
 from aidd.clock import Clock, SystemClock
 from aidd.console import aidd_command, json_text, print_out
 from aidd.errors import ExitCode, NotFoundError
-from aidd.fsio import write_atomic
+from aidd.fsio import place
 from aidd.project import featurestate
 from aidd.project.attemptfeature import started_in
 from aidd.project.features import Feature, FeatureFile, gc_paused, is_unfixed, load_features
@@ -139,8 +139,9 @@ def _todo_report(paths: ProjectPaths) -> TodoReport:
 
 
 def write_status(paths: ProjectPaths, text: str) -> None:
-    """`.automaker/status.md`, atomically (FEA-30, LAY-12)."""
-    write_atomic(paths.status, text, root=paths.root)
+    """`.automaker/status.md`, atomically (FEA-30, LAY-12); not fsynced: it is written again
+    before every attempt and by every `--status` (docs/decisions.md "Speed")."""
+    place(paths.root, paths.automaker, paths.status, text.encode(), 0o644, replace=True)
 
 
 def refresh_status_file(

@@ -11,7 +11,7 @@ from aidd.agents.base import COST_FIELD
 from aidd.audits.definitions import copy_definitions
 from aidd.budget.prices import Cost, attempt_cost
 from aidd.clock import Clock
-from aidd.fsio import write_atomic
+from aidd.fsio import place
 from aidd.logs.extract import write_extraction
 from aidd.project.activity import FileActivity
 from aidd.project.attemptfeature import feature_of, features_changed
@@ -178,8 +178,10 @@ class IterationRunner:
                 text: str, feature: str | None) -> str:
         plan = self.plan
         prompt_file = plan.paths.log(number, ".prompt.md")
-        write_atomic(prompt_file, text, root=plan.paths.root)
-        size = len(text.encode("utf-8"))
+        data = text.encode("utf-8")
+        # Atomic, not fsynced: a record, as the log is (docs/decisions.md "Speed")
+        place(plan.paths.root, prompt_file.parent, prompt_file, data, 0o644, replace=True)
+        size = len(data)
         self.journal.say(f"Sending {selection.kind.value} prompt to "
                          f"{plan.adapter.display_name} ({size} bytes)")
         self.journal.events.emit(
