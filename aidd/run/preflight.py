@@ -34,6 +34,7 @@ from aidd.project.paths import ProjectPaths, check_layout
 from aidd.project.scaffold import SPEC_LIMIT, spec_differs
 from aidd.project.worktrees import WorktreeError, Worktrees, base_dir
 from aidd.prompts import context as pc
+from aidd.prompts.codecache import CodeCache
 from aidd.prompts.render import PromptRenderer
 from aidd.prompts.select import Mode, ModelOptions, PromptKind, choose_mode
 from aidd.reports.running import LastIteration, last_iteration
@@ -170,7 +171,7 @@ def _compiled_renderer(settings: Settings, paths: ProjectPaths, adapter: Adapter
                        clock: Clock) -> PromptRenderer:
     """Every template compiles, and renders once with a sample context, before any agent
     starts: a broken override fails the run at once, not at 3 a.m. (PRM-13)."""
-    renderer = PromptRenderer.for_project(paths)
+    renderer = PromptRenderer.for_project(paths, cache=CodeCache.for_user(settings.environ))
     sample = pc.PromptContext(
         aidd_version=__version__,
         project=pc.ProjectInfo(str(paths.root), paths.root.name),
