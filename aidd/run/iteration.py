@@ -126,8 +126,7 @@ class IterationRunner:
         cost = attempt_cost(outcome.tokens, outcome.cost_usd, outcome.model or model,
                             refused=dict(outcome.refused).get(COST_FIELD))
         self._warn_refused(number, outcome, cost)
-        for line in trailer_lines(plan, state, number, outcome, cost, self.clock.now()):
-            log.plain(line)
+        log.plain(trailer_lines(plan, state, number, outcome, cost, self.clock.now()))
         changed = self.checkpoints.changed(start, end)
         feature = feature_of(named, features_changed(changed), started)
         self._record_end(number, outcome, cost, feature)
