@@ -88,10 +88,15 @@ class Console:
     def line(self, text: str, style: str = "") -> None:
         """One of aidd's own lines (messages, header, rendered events), filtered (`shown`);
         the agent's bytes take `write` and are mirrored as they are (LOG-5)."""
-        text = shown(text)
-        if self.color and style:
-            text = f"{_STYLES[style]}{text}\x1b[0m"
-        self.write(text.encode("utf-8", "replace") + b"\n")
+        self.lines([(text, style)])
+
+    def lines(self, texts: Sequence[tuple[str, str]]) -> None:
+        """Several of aidd's lines (text, style), as `line` writes each, in one write."""
+        out = []
+        for text, style in texts:
+            text = shown(text)
+            out.append(f"{_STYLES[style]}{text}\x1b[0m" if self.color and style else text)
+        self.write("".join(f"{line}\n" for line in out).encode("utf-8", "replace"))
 
     def keep_status(self, text: Callable[[], str]) -> None:
         """One status line at the bottom of a terminal (`--console compact`): `text()` drawn

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -63,50 +63,52 @@ class Transcript:
 
     def rendered(self, text: str) -> None:
         """A line rendered from a structured event (`» `), to log and console."""
-        self._aidd_lines("» ", text, style="")
+        self._aidd_lines("» ", [(text, "")])
 
     # -- aidd's own lines ----------------------------------------------------------------
     def message(self, text: str, level: str = "") -> None:
         """`[aidd HH:MM:SS] [WARN|ERROR ]text`."""
-        self._aidd_lines(message_prefix(self._now(), level), text, style=message_style(level))
+        self._aidd_lines(message_prefix(self._now(), level), [(text, message_style(level))])
 
-    def plain(self, text: str) -> None:
-        """Header and trailer lines: `[aidd] text`."""
-        self._aidd_lines("[aidd] ", text, style="bold" if text.startswith("---") else "")
+    def plain(self, texts: Sequence[str]) -> None:
+        """Header and trailer lines: `[aidd] text`, in one write."""
+        self._aidd_lines("[aidd] ", [(t, "bold" if t.startswith("---") else "") for t in texts])
 
     def header(self, lines: list[str], summary: str) -> None:
         """The attempt's header: whole in the log; on the console too, except on a compact one
         (`--console compact`) after the run's first (its banner): there, `summary` alone."""
         brief = self._console.compact and self._console.banner_shown
         self._console.banner_shown = True
-        for line in lines:
-            self._aidd_lines("[aidd] ", line, style="", echo=not brief)
+        self._aidd_lines("[aidd] ", [(line, "") for line in lines], echo=not brief)
         if brief:
-            self._aidd_lines("[aidd] ", summary, style="bold", log=False)
+            self._aidd_lines("[aidd] ", [(summary, "bold")], log=False)
 
-    def _aidd_lines(self, prefix: str, text: str, style: str, *, echo: bool = True,
+    def _aidd_lines(self, prefix: str, texts: Sequence[tuple[str, str]], *, echo: bool = True,
                     log: bool = True) -> None:
         """Every line gets the prefix, so dropping the prefixed lines (LOG-4) recovers the agent's
-        bytes exactly."""
-        lines = [prefix + part for part in (text.splitlines() or [""])]
+        bytes exactly. `texts`: (text, its console style); all of them one write to the log
+        and one to the console (a header is 15 lines an attempt)."""
+        lines = [(prefix + part, style) for text, style in texts
+                 for part in (text.splitlines() or [""])]
         with self._lock:
             if log:
                 lead = b"" if self._log_at_line_start else b"\n"
-                self._write(lead + "".join(f"{ln}\n" for ln in lines).encode("utf-8", "replace"))
+                self._write(lead + "".join(f"{ln}\n" for ln, _ in lines).encode(
+                    "utf-8", "replace"))
                 self._log_at_line_start = True
             if not echo:
                 return
             if not self._console_at_line_start:
                 self._console.write(b"\n")
                 self._console_at_line_start = True
-            for line in lines:
-                self._console.line(self._tag + line, style)
+            self._console.lines([(self._tag + line, style) for line, style in lines])
 
     def _write(self, data: bytes) -> None:
         write_all(self._fd, data)
 
     def close(self) -> None:
+        """Not fsynced, as events.jsonl is not: a kill cannot lose what was written, a power
+        loss the log's last lines at most (docs/decisions.md "Speed")."""
         if self._fd >= 0:
-            os.fsync(self._fd)
             os.close(self._fd)
             self._fd = -1

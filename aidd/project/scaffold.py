@@ -3,6 +3,7 @@ the spec copy of initializer iterations (LAY-22)."""
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from pathlib import Path
@@ -67,13 +68,25 @@ def copy_artifacts(paths: ProjectPaths, source: Path | None = None) -> list[str]
         return []
     automaker.mkdir(parents=True, exist_ok=True)
     copied: list[str] = []
-    skip = frozenset({PLACEHOLDER})
-    for entry in sorted((source or data_dir("artifacts")).iterdir()):
-        if entry.name in skip or entry.is_symlink() or os.path.lexists(automaker / entry.name):
+    for entry in _shipped_artifacts() if source is None else _artifacts(source):
+        if os.path.lexists(automaker / entry.name):
             continue
-        _copy_new(paths.root, entry, automaker / entry.name, [], entry.name, skip)
+        _copy_new(paths.root, entry, automaker / entry.name, [], entry.name, _SKIP)
         copied.append(entry.name)
     return copied
+
+
+_SKIP = frozenset({PLACEHOLDER})
+
+
+def _artifacts(source: Path) -> tuple[Path, ...]:
+    return tuple(e for e in sorted(source.iterdir()) if e.name not in _SKIP and not e.is_symlink())
+
+
+@functools.cache
+def _shipped_artifacts() -> tuple[Path, ...]:
+    """aidd's own artifacts, listed once a process (every attempt asks: issue 33)."""
+    return _artifacts(data_dir("artifacts"))
 
 
 def _inside(path: Path, root: Path) -> bool:

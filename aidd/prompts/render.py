@@ -17,6 +17,7 @@ from aidd.errors import TemplateError, ValidationError
 from aidd.fsio import FileTooLargeError, UnsafePathError, read_file
 from aidd.project import limits
 from aidd.project.paths import ProjectPaths
+from aidd.prompts.codecache import CodeCache, Reference
 from aidd.prompts.context import Namespace, PromptContext
 from aidd.prompts.select import PromptKind
 from aidd.resources import data_dir
@@ -45,7 +46,7 @@ class _StrictUndefined(jinja2.StrictUndefined):
         return str(super()._undefined_message)
 
 
-_Reference = tuple[str, bool, int]  # a template name, whether it may be missing, the line
+_Reference = Reference  # a template name, whether it may be missing, the line
 
 
 def _static_references(tree: nodes.Template) -> list[_Reference]:
@@ -63,21 +64,30 @@ def _static_references(tree: nodes.Template) -> list[_Reference]:
 class OverrideLoader(jinja2.BaseLoader):
     """Looks a template up in the project's overrides first, then in the shipped prompts."""
 
-    def __init__(self, builtin: Path, overrides: Path | None, project_root: Path | None) -> None:
+    def __init__(self, builtin: Path, overrides: Path | None, project_root: Path | None,
+                 cache: CodeCache | None = None) -> None:
         self.builtin = builtin
         self.overrides = overrides
         self.project_root = project_root
+        self.cache = cache  # compiled templates kept between runs (prompts/codecache)
         # What each template loaded since the last look names (`references`), from its parse.
         self._references: dict[str, tuple[str, list[_Reference]]] = {}
 
     def load(self, environment: jinja2.Environment, name: str,
              globals: MutableMapping[str, Any] | None = None) -> jinja2.Template:
         """`BaseLoader.load` with the parse kept for `references`: parsing each template a
-        second time to find its includes was a quarter of a run's start (issue 33)."""
+        second time to find its includes was a quarter of a run's start (issue 33). The code
+        and includes compiled from this very source by an earlier run are taken as they are."""
         source, filename, uptodate = self.get_source(environment, name)
-        tree = environment.parse(source, name, filename)
-        self._references[name] = (filename, _static_references(tree))
-        code = environment.compile(tree, name, filename)
+        cache = self.cache
+        kept = cache.get(environment, name, filename, source) if cache is not None else None
+        if kept is None:
+            tree = environment.parse(source, name, filename)
+            kept = (tuple(_static_references(tree)), environment.compile(tree, name, filename))
+            if cache is not None:
+                cache.put(environment, name, filename, source, kept)
+        references, code = kept
+        self._references[name] = (filename, list(references))
         return environment.template_class.from_code(
             environment, code, environment.make_globals(globals), uptodate)
 
@@ -163,8 +173,10 @@ class PromptRenderer:
         *,
         project_root: Path | None = None,
         builtin: Path | None = None,
+        cache: CodeCache | None = None,
     ) -> None:
-        self.loader = OverrideLoader(builtin or data_dir("prompts"), overrides, project_root)
+        self.loader = OverrideLoader(builtin or data_dir("prompts"), overrides, project_root,
+                                     cache)
         self.env = SandboxedEnvironment(
             loader=self.loader,
             undefined=_StrictUndefined,
@@ -175,8 +187,10 @@ class PromptRenderer:
         )
 
     @classmethod
-    def for_project(cls, paths: ProjectPaths, builtin: Path | None = None) -> PromptRenderer:
-        return cls(paths.prompt_overrides, project_root=paths.root, builtin=builtin)
+    def for_project(cls, paths: ProjectPaths, builtin: Path | None = None,
+                    cache: CodeCache | None = None) -> PromptRenderer:
+        return cls(paths.prompt_overrides, project_root=paths.root, builtin=builtin,
+                   cache=cache)
 
     def overridden_files(self) -> tuple[str, ...]:
         return self.loader.overridden()

@@ -9,7 +9,7 @@ from datetime import datetime
 from aidd.clock import Clock, SystemClock
 from aidd.console import aidd_command, json_text, print_out
 from aidd.errors import ExitCode, NotFoundError
-from aidd.fsio import write_atomic
+from aidd.fsio import place
 from aidd.project import featurestate
 from aidd.project.attemptfeature import started_in
 from aidd.project.features import Feature, FeatureFile, gc_paused, is_unfixed, load_features
@@ -20,7 +20,7 @@ from aidd.project.migrate import reads_differently
 from aidd.project.paths import ProjectPaths
 from aidd.project.todo import find_todo_file, read_todo, searched_names
 from aidd.reports.health import FeaturesLeft
-from aidd.reports.running import read_run_state
+from aidd.reports.running import LiveRun, read_run_state
 from aidd.reports.statusjson import status_json
 from aidd.reports.statusreport import CategoryRow, FeatureCounts, StatusReport, TodoReport
 
@@ -36,9 +36,11 @@ def build_status(
     now: datetime,
     *,
     require_features: bool = False,
+    live: LiveRun | None = None,
 ) -> StatusReport:
     """Read everything the report shows. `require_features`: `--status` exits 3 (FEA-34)
-    without `features/`; before an agent start a missing one gives zeros and a note."""
+    without `features/`; before an agent start a missing one gives zeros and a note. `live`:
+    the run's own state, known without reading its events (else read from outside)."""
     exists = paths.features.is_dir()
     if require_features and not exists:
         raise NotFoundError(f"{paths.rel(paths.features)} does not exist")
@@ -59,7 +61,8 @@ def build_status(
             findings_unfixed=sum(1 for f in findings if is_unfixed(f)),
             todo=_todo_report(paths),
             markers=read_markers(paths),
-            run=read_run_state(paths, now, left_of(counts)),
+            run=read_run_state(paths, now, left_of(counts)) if live is None
+            else live.state(paths, now, left_of(counts)),
             notes=_notes(paths, files, exists),
             started=started_in(files),
         )
@@ -136,8 +139,9 @@ def _todo_report(paths: ProjectPaths) -> TodoReport:
 
 
 def write_status(paths: ProjectPaths, text: str) -> None:
-    """`.automaker/status.md`, atomically (FEA-30, LAY-12)."""
-    write_atomic(paths.status, text, root=paths.root)
+    """`.automaker/status.md`, atomically (FEA-30, LAY-12); not fsynced: it is written again
+    before every attempt and by every `--status` (docs/decisions.md "Speed")."""
+    place(paths.root, paths.automaker, paths.status, text.encode(), 0o644, replace=True)
 
 
 def refresh_status_file(
@@ -146,9 +150,10 @@ def refresh_status_file(
     now: datetime,
     *,
     require_features: bool = False,
+    live: LiveRun | None = None,
 ) -> tuple[StatusReport, str]:
     """Build the report and keep its text in status.md (FEA-30); the report and that text."""
-    report = build_status(paths, filters, now, require_features=require_features)
+    report = build_status(paths, filters, now, require_features=require_features, live=live)
     text = render_status_text(report)
     write_status(paths, text)
     return report, text

@@ -11,7 +11,7 @@ from aidd.agents.base import COST_FIELD
 from aidd.audits.definitions import copy_definitions
 from aidd.budget.prices import Cost, attempt_cost
 from aidd.clock import Clock
-from aidd.fsio import write_atomic
+from aidd.fsio import place
 from aidd.logs.extract import write_extraction
 from aidd.project.activity import FileActivity
 from aidd.project.attemptfeature import feature_of, features_changed
@@ -23,6 +23,7 @@ from aidd.project.scaffold import copy_artifacts, copy_spec
 from aidd.project.sync import sync_lists
 from aidd.prompts.context import LastAttemptInfo, ParallelInfo
 from aidd.prompts.select import CascadeState, PromptKind, Selection, choose_model, select_prompt
+from aidd.reports.running import LiveRun
 from aidd.reports.status import refresh_status_file
 from aidd.run import nowork
 from aidd.run.checkpointing import Checkpointer
@@ -64,7 +65,8 @@ class IterationRunner:
                  deadline_s: float | None = None,
                  files: Callable[[], FileActivity | None] = lambda: None,
                  recall: Recall = lambda phase, kind, feature: LastAttemptInfo(),
-                 tree: ProjectPaths | None = None, store: CheckpointStore | None = None) -> None:
+                 tree: ProjectPaths | None = None, store: CheckpointStore | None = None,
+                 live: LiveRun | None = None) -> None:
         # The tree the agent works in (a slot's worktree with --parallel N, else the project);
         # aidd's own files (logs, prompt, events, status.md) stay in `plan.paths`.
         self.tree = tree or plan.paths
@@ -82,6 +84,7 @@ class IterationRunner:
         self._files = files  # the run's file watcher (--liveness signals)
         self._files_warned = False
         self._recall = recall
+        self._live = live  # the run's own state for status.md: no events read (issue 33)
 
     def run(self, state: PhaseState, number: int, completion_review: bool,
             carried_fingerprint: str | None) -> Attempt:
@@ -123,8 +126,7 @@ class IterationRunner:
         cost = attempt_cost(outcome.tokens, outcome.cost_usd, outcome.model or model,
                             refused=dict(outcome.refused).get(COST_FIELD))
         self._warn_refused(number, outcome, cost)
-        for line in trailer_lines(plan, state, number, outcome, cost, self.clock.now()):
-            log.plain(line)
+        log.plain(trailer_lines(plan, state, number, outcome, cost, self.clock.now()))
         changed = self.checkpoints.changed(start, end)
         feature = feature_of(named, features_changed(changed), started)
         self._record_end(number, outcome, cost, feature)
@@ -159,7 +161,8 @@ class IterationRunner:
         for file, warning in plan.adapter.prepare_project(paths.root):
             journal.warn(warning, file=file)
         # status.md is the project's; a slot names its own feature, so its tree's are not read
-        report, _ = refresh_status_file(plan.paths, plan.feature_filter, self.clock.now())
+        report, _ = refresh_status_file(plan.paths, plan.feature_filter, self.clock.now(),
+                                        live=self._live)
         return report.started
 
     def _fingerprint(self, carried: str | None) -> str | None:
@@ -174,8 +177,10 @@ class IterationRunner:
                 text: str, feature: str | None) -> str:
         plan = self.plan
         prompt_file = plan.paths.log(number, ".prompt.md")
-        write_atomic(prompt_file, text, root=plan.paths.root)
-        size = len(text.encode("utf-8"))
+        data = text.encode("utf-8")
+        # Atomic, not fsynced: a record, as the log is (docs/decisions.md "Speed")
+        place(plan.paths.root, prompt_file.parent, prompt_file, data, 0o644, replace=True)
+        size = len(data)
         self.journal.say(f"Sending {selection.kind.value} prompt to "
                          f"{plan.adapter.display_name} ({size} bytes)")
         self.journal.events.emit(

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 
 from aidd import fsio
@@ -21,8 +20,8 @@ from aidd.project.detect import Origin, read_state, record_origin
 from aidd.project.featureguard import FeatureGuard
 from aidd.project.scaffold import copy_scaffolding
 from aidd.project.stop import StopWatcher, remove_stop, stale_stop
-from aidd.reports.health import Context, Health, Verdict, verdict
-from aidd.reports.healthtally import Tally
+from aidd.reports.health import Context, Health, Verdict
+from aidd.reports.running import LiveRun
 from aidd.reports.status import features_left
 from aidd.run.alarms import Alarms
 from aidd.run.header import emit_run_start
@@ -63,8 +62,9 @@ class Lifecycle:
         self._restore_signals: Callable[[], None] | None = None
         self.deadline_s: float | None = None  # --max-wall-time (monotonic): no wait goes past it
         self.alarms = Alarms(plan, journal)
-        self.tally = Tally()  # the run's events added up for its health verdict
-        self._tally_lock = threading.Lock()  # the stop watcher and the courier emit too
+        # The run's events added up as they are emitted: its health verdict, its status.md.
+        self.live = LiveRun(journal.events.run_id, os.getpid(),
+                            plan.started.isoformat(timespec="seconds"), plan.last_iteration)
 
     # -- start-up --------------------------------------------------------------------------
     def begin(self) -> int:
@@ -89,16 +89,12 @@ class Lifecycle:
             self._guard_watch = FileActivity(paths.automaker, self.clock.monotonic,
                                              self.guard.noticed)
             self._guard_watch.start()
-        journal.events.listeners.append(self._count)
+        journal.events.listeners.append(self.live.add)
         emit_run_start(self.plan, journal)  # the run's first event (issue 13 item 16)
         for warning in self.plan.warnings:
             journal.warn(warning)
         self.alarms.start()
         return first
-
-    def _count(self, record: Mapping[str, object]) -> None:
-        with self._tally_lock:
-            self.tally.add(record)
 
     def _signal_received(self, name: str) -> None:
         self.journal.events.emit("signal", name=name)
@@ -172,10 +168,9 @@ class Lifecycle:
             left = features_left(self.plan.paths, self.plan.feature_filter)
         except Exception:  # project files, untrusted: the verdict goes on without them
             left = None
-        with self._tally_lock:
-            self.tally.add({"event": "run_end", "run": self.journal.events.run_id,
-                            "reason": end.reason.value, "exit_code": end.code})
-            return verdict(self.tally, self.plan.paths.root, Context(features=left))
+        self.live.add({"event": "run_end", "run": self.journal.events.run_id,
+                       "reason": end.reason.value, "exit_code": end.code})
+        return self.live.verdict(self.plan.paths.root, Context(features=left))
 
     def _wind_down(self, end: RunEnd, code: int, health: Health, c: Counters) -> None:
         journal = self.journal

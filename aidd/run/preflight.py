@@ -34,9 +34,11 @@ from aidd.project.paths import ProjectPaths, check_layout
 from aidd.project.scaffold import SPEC_LIMIT, spec_differs
 from aidd.project.worktrees import WorktreeError, Worktrees, base_dir
 from aidd.prompts import context as pc
+from aidd.prompts.codecache import CodeCache
 from aidd.prompts.render import PromptRenderer
 from aidd.prompts.select import Mode, ModelOptions, PromptKind, choose_mode
-from aidd.run.previousrun import PreviousRun, name_feature, read_previous_run
+from aidd.reports.running import LastIteration, last_iteration
+from aidd.run.previousrun import PreviousRun, judge, name_feature, read_tail
 from aidd.session import procfs
 from aidd.session.cliproc import probe_version
 from aidd.session.idle import IdlePolicy
@@ -70,6 +72,8 @@ class RunPlan:
     worktrees: Worktrees | None = None  # --parallel N > 1: the project's worktrees (issue 29)
     # A stopped run's unmerged `aidd/<id>` branches, found at the slots' start (its headers)
     kept_branches: tuple[str, ...] = ()
+    # The newest iteration_end before this run: status.md's until this run ends one
+    last_iteration: LastIteration | None = None
 
     @property
     def models(self) -> ModelOptions:
@@ -106,8 +110,8 @@ def prepare_run(settings: Settings, paths: ProjectPaths, feature_filter: Feature
     worktrees = _worktrees(settings, paths)  # its git runs carry the mark, as aidd's do
     check_layout(paths)
     lock = _claim_project(paths, started, settings, mark)
-    previous = name_feature(read_previous_run(paths.events, paths.root, procfs.boot_time()),
-                            lambda: started_features(paths))  # the lock is ours: nobody writes
+    tail = read_tail(paths.events, paths.root)  # the lock is ours: nobody writes
+    previous = name_feature(judge(tail, procfs.boot_time()), lambda: started_features(paths))
     gone = lock.previous_holder_gone()
     if gone is not None:
         warnings.append(f"reclaimed the lock of an aidd that is gone (pid {gone})")
@@ -121,7 +125,8 @@ def prepare_run(settings: Settings, paths: ProjectPaths, feature_filter: Feature
         warnings.append(f"{refused}: no checkpoint in this run (and no --rollback to it)")
     return RunPlan(settings, paths, feature_filter, adapter, binary, cli_version, audit_queue,
                    post_audits, origin, renderer, lock, started, mode, conflict, nudge_s,
-                   tuple(warnings), refused, previous, worktrees)
+                   tuple(warnings), refused, previous, worktrees,
+                   last_iteration=last_iteration(tail))
 
 
 def _worktrees(settings: Settings, paths: ProjectPaths) -> Worktrees | None:
@@ -166,7 +171,7 @@ def _compiled_renderer(settings: Settings, paths: ProjectPaths, adapter: Adapter
                        clock: Clock) -> PromptRenderer:
     """Every template compiles, and renders once with a sample context, before any agent
     starts: a broken override fails the run at once, not at 3 a.m. (PRM-13)."""
-    renderer = PromptRenderer.for_project(paths)
+    renderer = PromptRenderer.for_project(paths, cache=CodeCache.for_user(settings.environ))
     sample = pc.PromptContext(
         aidd_version=__version__,
         project=pc.ProjectInfo(str(paths.root), paths.root.name),

@@ -100,10 +100,10 @@ class PreviousRun:
         return line[0].upper() + line[1:] + "."
 
 
-def read_previous_run(events: Path, root: Path, booted: float | None) -> PreviousRun | None:
-    """The newest run in `events` (before this one wrote anything), or None when there is
-    none. `booted`: when the machine booted (Unix seconds), None when unknown."""
-    return judge(tail_events(events, root, TAIL_BYTES), booted)
+def read_tail(events: Path, root: Path) -> list[dict[str, Any]]:
+    """The end of events.jsonl, read once at start (before this run wrote anything): the
+    previous run (`judge`), and the last iteration status.md shows until this run ends one."""
+    return tail_events(events, root, TAIL_BYTES)
 
 
 def name_feature(previous: PreviousRun | None,
@@ -117,6 +117,8 @@ def name_feature(previous: PreviousRun | None,
 
 
 def judge(events: list[dict[str, Any]], booted: float | None) -> PreviousRun | None:
+    """The newest run in `events` (`read_tail`), or None when there is none. `booted`: when
+    the machine booted (Unix seconds), None when unknown."""
     run = events[-1].get("run") if events else None
     if not isinstance(run, str) or not is_run_id(run):
         return None

@@ -61,7 +61,8 @@ class Supervisor:
         self.circular = CircularFixes(plan, self.journal)
         self.iterations = IterationRunner(plan, self.journal, self.life.interrupt, clock, attempt,
                                           lambda: self.gates.report, self.budget.deadline_s,
-                                          lambda: self.life.files, self.memory.recall)
+                                          lambda: self.life.files, self.memory.recall,
+                                          live=self.life.live)
         self.fingerprint: str | None = None  # the tree at the last stuck check
         self.slots: Slots | None = None  # --parallel N > 1 (issue 29)
         if plan.worktrees is not None and plan.mode is Mode.DEFAULT:

@@ -27,6 +27,7 @@ def aidd_env(tmp_path: Path) -> dict[str, str]:
         HOME=str(home),
         XDG_CONFIG_HOME=str(home / ".config"),
         XDG_DATA_HOME=str(home / ".local" / "share"),
+        XDG_CACHE_HOME=str(home / ".cache"),  # compiled templates (prompts/codecache)
         AIDD_HOME=str(tmp_path / "aidd-home"),
         PYTHONPATH=str(REPO) + os.pathsep + env.get("PYTHONPATH", ""),
     )

@@ -48,6 +48,7 @@ OPEN_ALLOWED: dict[str, str] = {
     "aidd.project.mirror": "the copy lists' sources: the user's own files, outside the project",
     "aidd.audits.definitions": "shipped audits; the project's go through fsio.read_file",
     "aidd.prompts.render": "shipped templates; the project's overrides go through fsio",
+    "aidd.prompts.codecache": "the user's cache of compiled templates (~/.cache/aidd)",
     # Thousands of feature.json per scan: fsio's checks (regular, inside, capped, never a FIFO)
     # for a walk that refused linked directories already; 10x fsio.read_file's speed (3,000
     # files: 80 ms against 760 ms, measured for issue 27).

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from aidd.project import scaffold
 from aidd.project.paths import ProjectPaths
 from aidd.project.scaffold import copy_artifacts, copy_scaffolding, copy_spec
 from aidd.project.todo import TodoClass, classify_line, read_todo
@@ -135,6 +136,20 @@ def test_artifacts_are_copied_once_without_gitkeep(tmp_path: Path) -> None:
     assert list(paths.features.iterdir()) == []
     assert paths.todo.read_bytes() == (data_dir("artifacts") / "todo.md").read_bytes()
     assert copy_artifacts(paths) == []
+
+
+def test_the_shipped_artifacts_are_listed_once_a_process(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33: every attempt copies what is missing; aidd's own folder is not listed (and
+    each entry looked at) again for each."""
+    scaffold._shipped_artifacts.cache_clear()
+    listed: list[Path] = []
+    real = scaffold._artifacts
+    monkeypatch.setattr(scaffold, "_artifacts", lambda source: (listed.append(source),
+                                                                real(source))[1])
+    for name in ("a", "b", "c"):
+        assert "todo.md" in copy_artifacts(ProjectPaths(tmp_path / name))
+    assert listed == [data_dir("artifacts")]
 
 
 def test_existing_artifacts_are_never_overwritten(tmp_path: Path) -> None:
