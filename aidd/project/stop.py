@@ -103,19 +103,25 @@ class StopWatcher:
         # Imported here, not at the top: watchdog costs ~45 ms of start-up (measured with
         # -X importtime), which `aidd --stop` (request_stop, same module) never needs.
         try:
-            from watchdog.events import FileSystemEventHandler
+            from watchdog import events
             from watchdog.observers import Observer
         except ImportError:  # the poll alone still meets the 1 s bound
             return
         watcher = self
 
-        class _Handler(FileSystemEventHandler):
+        class _Handler(events.FileSystemEventHandler):
             def on_any_event(self, event: Any) -> None:
                 watcher._check()
 
         observer = Observer()
         try:
-            observer.schedule(_Handler(), str(self.stop_file.parent), recursive=False)
+            # Names made or moved in, only (a file, a link, a folder, `aidd --stop`'s rename):
+            # the kernel then leaves out every write, open and read in .automaker/ (events.jsonl
+            # at each event, status.md, the checkpoint index), each of which woke three of
+            # watchdog's threads and a look for the file (issue 33).
+            observer.schedule(_Handler(), str(self.stop_file.parent), recursive=False,
+                              event_filter=[events.FileCreatedEvent, events.DirCreatedEvent,
+                                            events.FileMovedEvent, events.DirMovedEvent])
             observer.daemon = True
             observer.start()
         except OSError:
