@@ -11,9 +11,8 @@ import json
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from aidd.project import jsonfile
 from aidd.project.featurerules import feature_errors, feature_warnings
@@ -24,8 +23,9 @@ from aidd.project.paths import ProjectPaths
 FINDING_PREFIX = "audit-"
 
 
-@dataclass(frozen=True, slots=True)
-class Feature:
+# Both records are named tuples, not frozen dataclasses: two a file, made in a fifth of the
+# time (a frozen dataclass's ~1.5 us is most of its __setattr__; 5,000 files, issue 33).
+class Feature(NamedTuple):
     """A feature file without errors (featurerules), and what it says about its work."""
 
     id: str
@@ -42,8 +42,7 @@ class Feature:
         return self.state is WorkState.DONE
 
 
-@dataclass(frozen=True, slots=True)
-class FeatureFile:
+class FeatureFile(NamedTuple):
     """One feature.json: where it is, what it parsed to, and what is wrong with it."""
 
     location: str  # the file's path as found (a str: 5,000 Path objects cost ~10 ms)
