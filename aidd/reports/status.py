@@ -119,18 +119,17 @@ def left_of(counts: FeatureCounts) -> FeaturesLeft | None:
 def category_rows(valid: list[Feature]) -> tuple[CategoryRow, ...]:
     """Every category, by count descending then name; AutoMaker's priorities 1 High, 2 Medium,
     3 Low, and aidd's old 4 (low) as Low; else Other (FEA-32, issue 18)."""
+    cells = Counter((f.category or NO_CATEGORY, _PRIORITY_COLUMN.get(f.priority, 3))
+                    for f in valid)  # counted in C: a list and a call a file were ~1 ms at 5,000
     table: dict[str, list[int]] = {}
-    for feature in valid:
-        row = table.setdefault(feature.category or NO_CATEGORY, [0, 0, 0, 0])
-        row[_priority_column(feature.priority)] += 1
+    for (name, column), count in cells.items():
+        table.setdefault(name, [0, 0, 0, 0])[column] += count
     rows = [CategoryRow(name, sum(c), (c[0], c[1], c[2], c[3])) for name, c in table.items()]
     return tuple(sorted(rows, key=lambda r: (-r.total, r.name)))
 
 
-def _priority_column(priority: float | None) -> int:
-    if priority is not None and priority in (1, 2, 3, 4):
-        return min(int(priority), 3) - 1
-    return 3
+# The column of each priority in PRIORITY_COLUMNS (1.0 finds 1); any other number, Other.
+_PRIORITY_COLUMN: dict[float | None, int] = {1: 0, 2: 1, 3: 2, 4: 2}
 
 
 def _todo_report(paths: ProjectPaths) -> TodoReport:
