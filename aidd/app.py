@@ -164,6 +164,15 @@ def _one_shot(action: str, settings: Settings, paths: ProjectPaths,
                 "checkpoints": _checkpoints, "extract_batch": _extract_batch,
                 "migrate_features": _migrate_features}[action](
             paths, settings, clock)
+    from aidd.project.features import gc_paused
+
+    with gc_paused():  # their imports and every feature file: a collection finds nothing there
+        return _feature_report(action, settings, paths, feature_filter, clock)
+
+
+def _feature_report(action: str, settings: Settings, paths: ProjectPaths,
+                    feature_filter: FeatureFilter | None, clock: Clock) -> int:
+    """--check-features or --status."""
     if action == "check_features":
         from aidd.reports.featurecheck import check_features
 
