@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aidd.clock import Clock, SystemClock
 from aidd.config import Settings
@@ -17,9 +18,10 @@ from aidd.console import aidd_command, print_err, print_out, shell_line
 from aidd.errors import ExitCode, LockHeldError, NotFoundError, UsageError, ValidationError
 from aidd.fsio import UnsafePathError
 from aidd.options import OPTIONS
-from aidd.project import filters
-from aidd.project.filters import FeatureFilter
 from aidd.project.paths import ProjectPaths, check_layout
+
+if TYPE_CHECKING:
+    from aidd.project.filters import FeatureFilter
 
 # The flags of the flag table each one-shot action uses; any other given on the command line is
 # said to be ignored. --doctor checks the whole set-up and --show-config shows every setting.
@@ -122,6 +124,8 @@ def _needs_filter(settings: Settings, one_shot: str | None) -> bool:
 
 def _build_filter(paths: ProjectPaths, settings: Settings) -> FeatureFilter:
     """The field filter, milestone and feature focus, resolved once, before anything runs."""
+    from aidd.project import filters  # not for a one-shot without filters: it starts sooner
+
     return filters.FeatureFilter(
         field=filters.parse_field_filter(settings.filter_by, settings.filter),
         milestone=filters.load_milestone(paths, settings.milestone) if settings.milestone else None,
@@ -160,6 +164,15 @@ def _one_shot(action: str, settings: Settings, paths: ProjectPaths,
                 "checkpoints": _checkpoints, "extract_batch": _extract_batch,
                 "migrate_features": _migrate_features}[action](
             paths, settings, clock)
+    from aidd.project.features import gc_paused
+
+    with gc_paused():  # their imports and every feature file: a collection finds nothing there
+        return _feature_report(action, settings, paths, feature_filter, clock)
+
+
+def _feature_report(action: str, settings: Settings, paths: ProjectPaths,
+                    feature_filter: FeatureFilter | None, clock: Clock) -> int:
+    """--check-features or --status."""
     if action == "check_features":
         from aidd.reports.featurecheck import check_features
 

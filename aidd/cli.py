@@ -6,67 +6,32 @@ one-line messages, and an unexpected one leaves its traceback in a crash file (C
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import sys
 from collections.abc import Callable, MutableMapping, Sequence
 from pathlib import Path
-from typing import Any
-
-import click
+from typing import TYPE_CHECKING, Any
 
 from aidd import __version__
-from aidd.config import Actions, Settings, color_wanted, load_settings
+from aidd.config import (
+    ACTION_FLAGS,
+    REPORT_VALUES,
+    ROLLBACK_HELP,
+    Actions,
+    Settings,
+    color_wanted,
+    load_settings,
+)
 from aidd.console import flush_standard, print_err, print_out, report_traceback
 from aidd.errors import EXIT_MEANINGS, AiddError, CrashReported, ExitCode, UsageError, shown
 from aidd.options import CLI_NAMES, OPTIONS, Kind, Option, OptionValueError, convert
 
-_ACTIONS = (
-    ("extract-batch", "write iterations/NNN.json for every log, then exit"),
-    ("check-features", "validate every feature.json, then exit"),
-    ("status", "print the status report (filters apply), then exit"),
-    ("json", "with --status, --checkpoints, --report, --doctor or --show-config: print JSON "
-             "instead of text"),
-    ("stop", "ask a running aidd to stop after its current agent run"),
-    ("checkpoints", "list this project's checkpoints (with --json: as JSON), then exit"),
-    ("report", "print the morning report: runs, attempts, features passed, changes, cost, "
-               "pauses, gate, what to look at first (--since, --json, --html), then exit"),
-    ("doctor", "check the set-up, one line per check (the CLI, its login, nesting, root, disk, "
-               "git, project, lock, config, copy lists, gate, liveness, endpoints), then exit"),
-    ("allow", "approve the project's .automaker/aidd.yaml as it is now: the gate it declares "
-              "runs from then on (an edited file needs approving again), then exit"),
-    ("migrate-features", "rewrite features an earlier aidd finished (passes: true with status "
-                         "in_progress or completed) to AutoMaker's done, verified, after a "
-                         "checkpoint, printing each, then exit"),
-    ("show-config", "print each effective setting and where it came from (built-in, your "
-                    "config, the project's, a variable, a flag; with --json: as JSON), then exit"),
-    ("yes", "start without asking, also where aidd would ask first (no --project-dir given, "
-            "a directory with files but no .automaker/, a terminal)"),
-    ("offline", "with --doctor: skip the checks that need the network (the login prompt, the "
-                "notification and heartbeat endpoints)"),
-)
-_ROLLBACK_HELP = ("restore the project to checkpoint NNN, NNN-prekill, NNN-end or "
-                  "before-rollback (the present state is checkpointed first), then exit")
-_REPORT_VALUES = (
-    ("since", "WHEN", "with --report: from a time (2026-11-24T22:00, 22:00), a duration back "
-                      "(12h, 90m) or last-run [default: last-run]"),
-    ("html", "FILE", "with --report: write it as one self-contained HTML page with charts"),
-)
+if TYPE_CHECKING:
+    import click
 
-
-class _GroupedCommand(click.Command):
-    """`--help` in the flag table's groups, each flag with its default and AIDD_* variable."""
-
-    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        groups: dict[str, list[tuple[str, str]]] = {}
-        for param in self.get_params(ctx):
-            record = param.get_help_record(ctx)
-            if record is not None:
-                group = getattr(param, "aidd_group", "One-shot actions")
-                groups.setdefault(group, []).append(record)
-        for group, rows in groups.items():
-            with formatter.section(group):
-                formatter.write_dl(rows)
+_MANY = (Kind.LIST, Kind.GATE, Kind.NOTIFY)  # flags given again keep every value
 
 
 def _help_for(opt: Option) -> str:
@@ -110,12 +75,14 @@ def _completion(opt: Option) -> Any:
 
 
 def _click_option(opt: Option) -> Any:
+    import click
+
     kwargs: dict[str, Any] = {"help": _help_for(opt), "default": None,
                               "shell_complete": _completion(opt)}
     if opt.kind is Kind.SWITCH:
         decl = f"{opt.flag}/--no-{opt.name}" if opt.name == "stop-when-done" else opt.flag
         decorator = click.option(decl, opt.attr, is_flag=True, **kwargs)
-    elif opt.kind in (Kind.LIST, Kind.GATE, Kind.NOTIFY):
+    elif opt.kind in _MANY:
         kwargs["default"] = ()
         decorator = click.option(opt.flag, opt.attr, multiple=True,
                                  metavar=opt.metavar or opt.kind.value, **kwargs)
@@ -141,20 +108,38 @@ def _print_exit_codes(ctx: click.Context, param: click.Parameter, value: bool) -
 SUBCOMMANDS = ("fleet", "watch", "feature")
 
 
-def _build_command() -> click.Command:
+@functools.cache
+def _command() -> click.Command:
+    """Built at its first use: a command line `_plain_values` reads never imports Click."""
+    import click
+
+    class _GroupedCommand(click.Command):
+        """`--help` in the flag table's groups, each flag with its default and AIDD_* variable."""
+
+        def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+            groups: dict[str, list[tuple[str, str]]] = {}
+            for param in self.get_params(ctx):
+                record = param.get_help_record(ctx)
+                if record is not None:
+                    group = getattr(param, "aidd_group", "One-shot actions")
+                    groups.setdefault(group, []).append(record)
+            for group, rows in groups.items():
+                with formatter.section(group):
+                    formatter.write_dl(rows)
+
     def callback(**values: Any) -> dict[str, Any]:
         return values
 
     for opt in reversed(OPTIONS):
         callback = _click_option(opt)(callback)
-    for name, metavar, text in reversed(_REPORT_VALUES):  # listed after --report
+    for name, metavar, text in reversed(REPORT_VALUES):  # listed after --report
         callback = click.option(f"--{name}", name, metavar=metavar, default=None,
                                 help=text)(callback)
-    for name, text in reversed(_ACTIONS):
+    for name, text in reversed(ACTION_FLAGS):
         callback = click.option(f"--{name}", name.replace("-", "_"), is_flag=True,
                                 help=text)(callback)
     callback = click.option("--rollback", "rollback", metavar="CHECKPOINT", default=None,
-                            help=_ROLLBACK_HELP)(callback)
+                            help=ROLLBACK_HELP)(callback)
     callback = click.option("--help-exit-codes", is_flag=True, is_eager=True,
                             expose_value=False, callback=_print_exit_codes,
                             help="print what each exit code means, then exit")(callback)
@@ -175,41 +160,76 @@ def _build_command() -> click.Command:
     )(callback)
 
 
-COMMAND = _build_command()
-_VALUE_FLAGS = ({opt.flag for opt in OPTIONS if opt.kind is not Kind.SWITCH} | {"--rollback"}
-                | {f"--{name}" for name, _, _ in _REPORT_VALUES})
-_KNOWN_FLAGS = {p for param in COMMAND.params for p in (*param.opts, *param.secondary_opts)}
+# Every flag but help and version: its value's name in the callback, and what it takes.
+_PLAIN: dict[str, tuple[str, Kind]] = {
+    **{opt.flag: (opt.attr, opt.kind) for opt in OPTIONS},
+    **{f"--{name}": (name.replace("-", "_"), Kind.SWITCH) for name, _ in ACTION_FLAGS},
+    **{f"--{name}": (name, Kind.TEXT) for name, _, _ in (*REPORT_VALUES, ("rollback", "", ""))},
+}
+_VALUE_FLAGS = {flag for flag, (_, kind) in _PLAIN.items() if kind is not Kind.SWITCH}
+
+
+def _plain_values(args: Sequence[str]) -> dict[str, Any] | None:
+    """What Click's callback gets for `args` (the flags given) when each is a flag of `_PLAIN`
+    followed by its value, if it takes one, not starting with '-'; else None, for Click to
+    read (help, --flag=value, a word, completion). Click is ~35 ms of `aidd --status` (issue
+    33); tests/unit/test_cli_plain.py holds the two readings equal."""
+    if "_AIDD_COMPLETE" in os.environ:
+        return None
+    values: dict[str, Any] = {}
+    rest = iter(args)
+    for arg in rest:
+        name, kind = _PLAIN.get(arg, ("", None))
+        if kind is Kind.SWITCH:
+            values[name] = True
+            continue
+        value = next(rest, None) if kind is not None else None
+        if value is None or value.startswith("-"):
+            return None
+        values[name] = (*values.get(name, ()), value) if kind in _MANY else value
+    return values
+
+
+def _click_values(args: Sequence[str]) -> dict[str, Any] | None:
+    """The values Click gives the callback; None when --help/--version already answered."""
+    import click
+
+    _check_missing_values(args)
+    try:
+        values = _command().main(list(args), prog_name="aidd", standalone_mode=False)
+    except click.exceptions.Exit:
+        return None
+    except click.ClickException as exc:
+        raise UsageError(exc.format_message()) from None
+    return values if isinstance(values, dict) else None  # --help / --version: exit status
 
 
 def _check_missing_values(args: Sequence[str]) -> None:
     """CLI-2: Click would take `--spec --todo` as spec '--todo'; that is a missing value."""
+    known = {p for param in _command().params for p in (*param.opts, *param.secondary_opts)}
     for flag, nxt in itertools.pairwise(args):
         if flag == "--":
             return
-        if flag in _VALUE_FLAGS and nxt in _KNOWN_FLAGS:
+        if flag in _VALUE_FLAGS and nxt in known:
             raise UsageError(f"option '{flag}' requires a value (got the flag '{nxt}')")
 
 
 def parse_args(args: Sequence[str], environ: dict[str, str] | None = None) -> Settings | None:
     """Flags → Settings; None when --help/--version already answered."""
-    _check_missing_values(args)
-    try:
-        values = COMMAND.main(list(args), prog_name="aidd", standalone_mode=False)
-    except click.exceptions.Exit:
+    values = _plain_values(args)
+    if values is None:
+        values = _click_values(args)
+    if values is None:
         return None
-    except click.ClickException as exc:
-        raise UsageError(exc.format_message()) from None
-    if not isinstance(values, dict):  # --help / --version return the exit status
-        return None
-    words = values.pop("words")
+    words = values.pop("words", ())
     if words:
         raise UsageError(f"unexpected argument {shown(words[0])}: aidd takes flags; "
                          "aidd fleet … runs many projects, aidd watch shows a run, aidd feature "
                          "edits a feature file")
-    chosen: dict[str, Any] = {n.replace("-", "_"): bool(values.pop(n.replace("-", "_")))
-                              for n, _ in _ACTIONS}
-    chosen.update({name: values.pop(name) for name, _, _ in _REPORT_VALUES})
-    actions = Actions(**chosen, rollback=values.pop("rollback"))
+    chosen: dict[str, Any] = {n.replace("-", "_"): bool(values.get(n.replace("-", "_")))
+                              for n, _ in ACTION_FLAGS}
+    chosen.update({name: values.get(name) for name, _, _ in REPORT_VALUES})
+    actions = Actions(**chosen, rollback=values.get("rollback"))
     flags: dict[str, Any] = {}
     for opt in OPTIONS:
         raw = values.get(opt.attr)

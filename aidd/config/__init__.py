@@ -41,6 +41,40 @@ class Actions:
     yes: bool = False  # --yes: start a run without asking (see app._confirm_unattended)
 
 
+# The flags of `Actions`, as --help shows them (cli).
+ACTION_FLAGS = (
+    ("extract-batch", "write iterations/NNN.json for every log, then exit"),
+    ("check-features", "validate every feature.json, then exit"),
+    ("status", "print the status report (filters apply), then exit"),
+    ("json", "with --status, --checkpoints, --report, --doctor or --show-config: print JSON "
+             "instead of text"),
+    ("stop", "ask a running aidd to stop after its current agent run"),
+    ("checkpoints", "list this project's checkpoints (with --json: as JSON), then exit"),
+    ("report", "print the morning report: runs, attempts, features passed, changes, cost, "
+               "pauses, gate, what to look at first (--since, --json, --html), then exit"),
+    ("doctor", "check the set-up, one line per check (the CLI, its login, nesting, root, disk, "
+               "git, project, lock, config, copy lists, gate, liveness, endpoints), then exit"),
+    ("allow", "approve the project's .automaker/aidd.yaml as it is now: the gate it declares "
+              "runs from then on (an edited file needs approving again), then exit"),
+    ("migrate-features", "rewrite features an earlier aidd finished (passes: true with status "
+                         "in_progress or completed) to AutoMaker's done, verified, after a "
+                         "checkpoint, printing each, then exit"),
+    ("show-config", "print each effective setting and where it came from (built-in, your "
+                    "config, the project's, a variable, a flag; with --json: as JSON), then exit"),
+    ("yes", "start without asking, also where aidd would ask first (no --project-dir given, "
+            "a directory with files but no .automaker/, a terminal)"),
+    ("offline", "with --doctor: skip the checks that need the network (the login prompt, the "
+                "notification and heartbeat endpoints)"),
+)
+ROLLBACK_HELP = ("restore the project to checkpoint NNN, NNN-prekill, NNN-end or "
+                 "before-rollback (the present state is checkpointed first), then exit")
+REPORT_VALUES = (
+    ("since", "WHEN", "with --report: from a time (2026-11-24T22:00, 22:00), a duration back "
+                      "(12h, 90m) or last-run [default: last-run]"),
+    ("html", "FILE", "with --report: write it as one self-contained HTML page with charts"),
+)
+
+
 @dataclass(frozen=True)
 class ConfigProblem:
     """A config layer's error that `load_settings(lenient=True)` (the doctor's) set aside

@@ -44,6 +44,7 @@ _JSON_TYPES: dict[type, str] = {
     type(None): "null", bool: "boolean", int: "number", float: "number", str: "string",
     list: "array", dict: "object"}
 _UNSAFE_ID_CHARS = frozenset("/\\\0")
+_NUMBER = (int, float)  # a tuple: `isinstance(v, int | float)` builds the union at each call
 
 
 def json_type(value: Any) -> str:
@@ -55,7 +56,7 @@ def json_type(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "boolean"
-    if isinstance(value, int | float):
+    if isinstance(value, _NUMBER):
         return "number"
     if isinstance(value, str):
         return "string"
@@ -77,7 +78,7 @@ def _shown(value: Any) -> str:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    return isinstance(value, _NUMBER) and not isinstance(value, bool)
 
 
 def feature_errors(data: Any, dir_name: str) -> list[str]:
@@ -113,8 +114,9 @@ def _required(data: Mapping[str, Any]) -> list[str]:
 def _typed(data: Mapping[str, Any]) -> list[str]:
     """The errors in the order of `_KINDS`. Most files hold a few of the typed keys, each of
     an exact type that fits: only a file with a misfit pays for the full pass."""
-    for key in _FITS.keys() & data.keys():
-        if type(data[key]) not in _FITS[key]:
+    for key, value in data.items():
+        fits = _FITS.get(key)
+        if fits is not None and type(value) not in fits:
             return _misfits(data)
     return []
 

@@ -26,10 +26,10 @@ PIPELINE_PREFIX = "pipeline_"
 WORKABLE_STATUSES = frozenset({"backlog", "pending", "ready", ACTIVE_STATUS})
 # Statuses AutoMaker or aidd give a meaning; `pipeline_<step>` is valid too. Any other string
 # is accepted by AutoMaker (its board shows it in the backlog) and warned about by aidd.
-KNOWN_STATUSES = (
+KNOWN_STATUSES = frozenset((
     "backlog", "pending", "ready", "in_progress", "running", "waiting_approval", "verified",
     "completed", "failed",
-)  # fmt: skip
+))  # fmt: skip
 # What aidd's agent writes when it has verified a feature: AutoMaker's done column.
 FINISHED_STATUS = "verified"
 

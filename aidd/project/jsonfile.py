@@ -22,7 +22,9 @@ def loads(raw: bytes | str) -> Any:
     except RecursionError:
         raise ValueError("nested too deeply") from None
     probe = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
-    if _SURROGATE_ESCAPE.search(probe) and holds_surrogate(data):
+    # A text without a backslash (found by memchr) holds no escape: ~4,000 instructions a
+    # feature file fewer than the pattern's search (issue 33).
+    if b"\\" in probe and _SURROGATE_ESCAPE.search(probe) and holds_surrogate(data):
         raise ValueError(SURROGATE_WHY)
     return data
 
