@@ -96,6 +96,7 @@ def _run_command(command: GateCommand, req: GateRequest, log_fd: int) -> Command
             ["/bin/sh", "-c", command.run], cwd=req.root, env=gate_environment(req.env, run),
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             start_new_session=True)
+        spawning.own(proc.pid)
     assert proc.stdout is not None
     out = _Output(proc.stdout.fileno(), log_fd, clock)
     deadline = start + command.timeout_s
@@ -118,6 +119,7 @@ def _run_command(command: GateCommand, req: GateRequest, log_fd: int) -> Command
                            root=proctree.Root(proc.pid, lambda: proc.poll() is None),
                            pump=out.pump)
         proc.wait()
+        spawning.disown(proc.pid)
         out.pump(0.0)
         proc.stdout.close()
     duration = clock.monotonic() - start

@@ -46,6 +46,7 @@ class Courier:
             self._proc = subprocess.Popen(
                 self._argv, env=self._env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL, start_new_session=True)
+            spawning.own(self._proc.pid)
         assert self._proc.stdin is not None
         assert self._proc.stdout is not None
         threading.Thread(target=self._write, args=(self._proc.stdin,), name="aidd-notify-out",

@@ -212,6 +212,7 @@ def run(argv: list[str], stdin: bytes, cwd: str | None, env: Mapping[str, str],
             proc = subprocess.Popen(argv, cwd=cwd, env=dict(env), stdin=subprocess.PIPE,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                     start_new_session=True)
+            spawning.own(proc.pid)
     except OSError as exc:
         raise DeliveryError(f"cannot start {Path(argv[0]).name}: "
                             f"{(exc.strerror or type(exc).__name__).lower()}", retry=False
@@ -226,6 +227,7 @@ def run(argv: list[str], stdin: bytes, cwd: str | None, env: Mapping[str, str],
                            clock=SystemClock(),
                            root=proctree.Root(proc.pid, lambda: proc.poll() is None))
         proc.wait()
+        spawning.disown(proc.pid)
     if timed_out:
         raise DeliveryError(f"timed out after {timeout_s:g}s")
     if proc.returncode:

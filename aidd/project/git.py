@@ -191,13 +191,17 @@ def _run(argv: list[str], cwd: Path | str, env: dict[str, str], stdin: bytes | N
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE,
                                 stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE)
-    with proc:
-        try:
-            out, err = proc.communicate(stdin, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            raise
+        spawning.own(proc.pid)
+    try:
+        with proc:
+            try:
+                out, err = proc.communicate(stdin, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+                raise
+    finally:
+        spawning.disown(proc.pid)
     return Done(proc.returncode, out, err)
 
 

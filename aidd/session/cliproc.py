@@ -64,16 +64,20 @@ def _run(argv: Sequence[str], env: dict[str, str] | None, cwd: Path | None, stde
                 stderr=subprocess.STDOUT if stderr_too else subprocess.DEVNULL,
                 start_new_session=True,  # so a timeout can kill the whole group
             )
+            spawning.own(proc.pid)
     except OSError:
         return None
-    with proc:
-        if stdin is not None:
-            _feed(proc, stdin)
-        out = _read(proc, limits)
-        if out is None or _exited(proc, limits) is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            return None
+    try:
+        with proc:
+            if stdin is not None:
+                _feed(proc, stdin)
+            out = _read(proc, limits)
+            if out is None or _exited(proc, limits) is None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                return None
+    finally:
+        spawning.disown(proc.pid)
     return out
 
 

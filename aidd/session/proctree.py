@@ -154,7 +154,8 @@ class TreeScope:
         git run is a new child too, so --parallel N often takes the full look."""
         if not (enable_subreaper() and procfs.children_known()):
             return False
-        if any(self._is_new(pid, procfs.start_ticks(pid)) for pid in procfs.children(self._me)):
+        if any(self._is_new(pid, procfs.start_ticks(pid)) and not spawning.is_own(pid)
+               for pid in procfs.children(self._me)):
             return False
         born = procfs.pids() - self._alive_before
         return not born or not any(True for _ in self._marked(born))
@@ -165,14 +166,18 @@ class TreeScope:
         if not procfs.children_known():
             return None
         with spawning.LOCK:
-            new = [pid for pid in procfs.children(self._me) if pid not in self._before]
+            children = procfs.children(self._me)
+            own = spawning.owned(children)
+            new = [pid for pid in children if pid not in self._before and pid not in own]
             foreign = set(self._foreign()) if new else set()
         return procfs.tree_cpu_s([root_pid, *(pid for pid in new if pid not in foreign)])
 
     def _adopted(self, table: dict[int, procfs.Row]) -> set[int]:
-        """aidd's children since the scope began, but the foreign ones."""
-        new = {pid for pid, row in table.items()
-               if row.ppid == self._me and self._is_new(pid, row.start)}
+        """aidd's children since the scope began, but those aidd started and the foreign
+        ones (under spawning.LOCK, with `table` read under it)."""
+        children = {pid for pid, row in table.items() if row.ppid == self._me}
+        own = spawning.owned(children)
+        new = {pid for pid in children - own if self._is_new(pid, table[pid].start)}
         return new - set(self._foreign()) if new else new
 
     def _is_new(self, pid: int, start: float | None) -> bool:

@@ -194,6 +194,7 @@ class AgentProcess:
                     launch, cwd=cwd, env=dict(env), stdin=stdin_read,
                     stdout=self.terminal.slave_fd, stderr=self.terminal.slave_fd,
                     start_new_session=True, preexec_fn=preexec)
+                spawning.own(self._popen.pid)
         except BaseException:
             os.close(stdin_write)
             self.terminal.close()
@@ -210,6 +211,7 @@ class AgentProcess:
         code = self._popen.poll()
         if code is None:
             return None
+        spawning.disown(self.pid)  # reaped
         if self.pidfd >= 0:
             os.close(self.pidfd)
             self.pidfd = -1

@@ -173,6 +173,26 @@ def test_every_start_of_a_child_holds_the_spawn_lock() -> None:
     assert {m: lines for m in sorted(owners) if (lines := _unlocked_starts(m))} == {}
 
 
+def _unnamed_starts(module: str) -> list[int]:
+    """Lines where `module` starts a child it keeps running (Popen) under `spawning.LOCK`
+    without naming it there (`spawning.own`)."""
+    found = []
+    for node in ast.walk(_tree(module)):
+        if isinstance(node, ast.With) and any(_name(i.context_expr) == "spawning.LOCK"
+                                              for i in node.items):
+            calls = [c for stmt in node.body for c in ast.walk(stmt) if isinstance(c, ast.Call)]
+            if not any(_name(c.func) == "spawning.own" for c in calls):
+                found += [c.lineno for c in calls if _name(c.func) == "subprocess.Popen"]
+    return found
+
+
+def test_every_child_aidd_keeps_running_is_named_as_its_own() -> None:
+    """aidd/spawning: /proc shows a child just exec'd without its environment for a moment;
+    a scan knows it as aidd's own by its name there, never takes it for an orphan."""
+    owners = frozenset().union(*(m for k, m in PROCESS_OWNERS.items() if k != "fleet"))
+    assert {m: lines for m in sorted(owners) if (lines := _unnamed_starts(m))} == {}
+
+
 def test_only_fsio_and_the_named_modules_open_files() -> None:
     strays = {m: sorted({f"line {line}: {name}" for line, name in _calls(m)
                          if name.rpartition(".")[2] in _OPENERS})

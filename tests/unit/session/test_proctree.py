@@ -430,3 +430,32 @@ def test_a_marked_process_born_outside_the_tree_takes_the_full_look(
             with contextlib.suppress(ProcessLookupError):
                 os.kill(born, 9)
             daemon.kill()
+
+
+def test_a_child_aidd_started_is_never_adopted_whatever_proc_shows_of_it(
+        fake_agent: FakeAgent) -> None:
+    """--parallel N, seen in CI (stop 38): `Popen` returns once the exec began, and for a
+    moment after /proc shows the new program with an empty environment, no mark (setpriv's
+    agent has that moment twice); another slot's scan took aidd's own `git` for an orphan and
+    killed it. A child named by `spawning.own` is never adopted, mark or not; one that is not
+    named still is, and a named one is forgotten once reaped."""
+    scope = proctree.TreeScope()  # no `foreign`: the mark cannot help here
+    proc = start(fake_agent)
+    with spawning.LOCK:  # as aidd's starts do; `env={}`: no mark, as mid-exec
+        mine = subprocess.Popen(["sleep", "107"], env={}, start_new_session=True)
+        spawning.own(mine.pid)
+    stray = subprocess.Popen(["sleep", "108"], env={}, start_new_session=True)
+    try:
+        pids = {p.pid for p in scope.snapshot(proc.pid)}
+        assert mine.pid not in pids
+        assert stray.pid in pids
+        assert not scope.surely_empty()  # the stray is new and not aidd's own
+        kill(proc, scope)
+        assert running(mine.pid)
+        assert not running(stray.pid)
+    finally:
+        for child in (mine, stray):
+            child.kill()
+            child.wait()
+    with spawning.LOCK:  # reaped: the next scan forgets it, so its pid may be used again
+        assert mine.pid not in spawning.owned(procfs.children(os.getpid()))
