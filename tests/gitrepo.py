@@ -7,7 +7,8 @@ import os
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from types import ModuleType
+from typing import TypeVar, cast
 
 import pytest
 
@@ -38,3 +39,20 @@ def spy_git(monkeypatch: pytest.MonkeyPatch, seen: Callable[[Git, list[str]], T 
 
     monkeypatch.setattr(Git, "_exec", spy)
     return runs
+
+
+def spy_reads(monkeypatch: pytest.MonkeyPatch, module: ModuleType) -> list[str]:
+    """The names of the files `module` reads through its `read_file` from now on, settled at
+    once (no racy window: a file written a moment ago counts as unchanged while its stat is)."""
+    from aidd.project import gitlayout
+
+    monkeypatch.setattr(gitlayout, "_RACY_NS", 0)
+    reads: list[str] = []
+    real = module.read_file
+
+    def read_file(top: Path, path: Path, limit: int) -> bytes:
+        reads.append(path.name)
+        return cast(bytes, real(top, path, limit))
+
+    monkeypatch.setattr(module, "read_file", read_file)
+    return reads

@@ -16,7 +16,7 @@ import pytest
 
 from aidd.project.activity import FileActivity
 from aidd.project.checkpoints import CheckpointStore
-from tests.gitrepo import git
+from tests.gitrepo import git, spy_reads
 from tests.unit.project.test_checkpoints import RUN, _git_runs, files_at
 from tests.waiting import wait_for
 
@@ -128,18 +128,10 @@ def test_an_unchanged_start_names_the_end_s_ref_file_again_unless_it_was_changed
 def test_packed_refs_is_read_again_only_once_it_changed(
         repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A clone's packed-refs may hold megabytes: each ref write read it all (issue 33)."""
-    from aidd.project import gitlayout, gitobjects
+    from aidd.project import gitobjects
 
-    monkeypatch.setattr(gitlayout, "_RACY_NS", 0)  # a file written just now counts as settled
     git(repo, "pack-refs", "--all")
-    reads: list[str] = []
-    real = gitobjects.read_file
-
-    def read_file(top: Path, path: Path, limit: int) -> bytes:
-        reads.append(path.name)
-        return real(top, path, limit)
-
-    monkeypatch.setattr(gitobjects, "read_file", read_file)
+    reads = spy_reads(monkeypatch, gitobjects)
     store = CheckpointStore(repo, RUN, os.environ)
     for label in ("001", "001-end", "002"):
         store.record(label)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from aidd.project.gitlayout import head_commit
-from tests.gitrepo import git
+from tests.gitrepo import git, spy_reads
 
 
 @pytest.fixture
@@ -58,15 +58,7 @@ def test_the_git_directory_s_small_files_are_read_again_only_when_their_stat_cha
     in place of a known include is still refused."""
     from aidd.project import gitlayout
 
-    monkeypatch.setattr(gitlayout, "_RACY_NS", 0)  # a file written just now counts as settled
-    reads: list[str] = []
-    real = gitlayout.read_file
-
-    def read_file(top: Path, path: Path, limit: int) -> bytes:
-        reads.append(path.name)
-        return real(top, path, limit)
-
-    monkeypatch.setattr(gitlayout, "read_file", read_file)
+    reads = spy_reads(monkeypatch, gitlayout)
     where = {"GIT_DIR": str(repo / ".git")}
     with (repo / ".git" / "config").open("a") as config:
         config.write("[include]\n\tpath = extra\n")
