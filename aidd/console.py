@@ -48,7 +48,10 @@ class Console:
             terminal = False
         self.color = color(terminal)
         self._capacity = capacity
-        self._pending = bytearray()
+        # what waits for the writer, as written: a flood's 256 KiB batches are handed over
+        # without a copy into one buffer and another out of it (issue 33)
+        self._pending: list[bytes] = []
+        self._pending_size = 0
         self._dropped = 0
         self._closed = False
         self._wake = threading.Condition()
@@ -76,14 +79,19 @@ class Console:
         with self._wake:
             if self._status_of is not None:
                 data = self._around_status(data)
-            if len(self._pending) + len(data) > self._capacity:
+            if self._pending_size + len(data) > self._capacity:
                 self._dropped += len(data)
                 return
             if self._dropped:
-                self._pending += _dropped_note(self._dropped)
+                self._queue(_dropped_note(self._dropped))
                 self._dropped = 0
-            self._pending += data
+            self._queue(bytes(data))  # the same object when it is bytes: never copied
             self._wake.notify()
+
+    def _queue(self, data: bytes) -> None:
+        """For the writer thread; the caller holds `_wake`."""
+        self._pending.append(data)
+        self._pending_size += len(data)
 
     def line(self, text: str, style: str = "") -> None:
         """One of aidd's own lines (messages, header, rendered events), filtered (`shown`);
@@ -132,10 +140,10 @@ class Console:
             return
         with self._wake:
             if self._status_shown:
-                self._pending += _ERASE
+                self._queue(_ERASE)
             self._status_of, self._status_shown = None, False
             if self._dropped:
-                self._pending += _dropped_note(self._dropped)
+                self._queue(_dropped_note(self._dropped))
                 self._dropped = 0
             self._closed = True
             self._wake.notify()
@@ -156,11 +164,11 @@ class Console:
                     if self._status_of is None:
                         self._wake.wait()
                     elif not self._wake.wait(STATUS_S) and self._status_shown:
-                        self._pending += _ERASE + self._status()  # the elapsed time moves
+                        self._queue(_ERASE + self._status())  # the elapsed time moves
                 if not self._pending:
                     return
-                chunk = bytes(self._pending)
-                self._pending.clear()
+                parts, self._pending, self._pending_size = self._pending, [], 0
+            chunk = parts[0] if len(parts) == 1 else b"".join(parts)
             try:
                 view = memoryview(chunk)
                 while view:  # raw fd writes: no stream lock held if exit comes mid-write

@@ -67,8 +67,10 @@ class StreamRouter:
             return False
         if self._line and not self._line_plain:
             return False
-        data = bytes(self._line[-_BOUNDARY:]) + chunk if self._line else chunk
-        return not _safe_wants(self._parser, data)
+        if self._line and _safe_wants(self._parser,
+                                      bytes(self._line[-_BOUNDARY:]) + chunk[:_BOUNDARY]):
+            return False  # a keyword split between the two chunks
+        return not _safe_wants(self._parser, chunk)
 
     def _skip(self, chunk: bytes) -> None:
         """The fast path for plain text: echo it whole, keep only the partial last line."""

@@ -61,6 +61,31 @@ def test_an_in_memory_stream_is_written_at_once() -> None:
     assert sink.getvalue() == b"abcline\n"
 
 
+def test_a_flood_reaches_a_pipe_as_written_never_copied(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 256 KiB batch of agent output goes to the terminal as the object it came as: no copy
+    into a buffer and out of it (issue 33: two copies per batch, a tenth of a flood's routing)."""
+    written: list[object] = []
+    real_write = os.write
+
+    def spy(fd: int, data: memoryview) -> int:
+        written.append(data.obj)
+        return real_write(fd, data)
+
+    monkeypatch.setattr("aidd.console.os.write", spy)
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    stream = os.fdopen(write_end, "wb")
+    console = Console(stream)
+    batch = b"x" * (256 << 10)
+    console.write(batch)
+    got = _drain(read_end, until=b"x" * len(batch))
+    console.close()
+    stream.close()
+    os.close(read_end)
+    assert got == batch
+    assert written[0] is batch
+
+
 def test_a_closed_reader_silences_the_console() -> None:
     read_end, write_end = os.pipe()
     os.close(read_end)

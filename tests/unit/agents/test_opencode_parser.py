@@ -208,3 +208,15 @@ def test_impossible_step_tokens_count_nothing_and_the_step_still_ends() -> None:
     assert parser.signals.turns_ended == 1
     assert set(parser.signals.refused) == {"input", "output", "cache.read"}
     assert lines == ["tokens: in 0 · out 0 · reasoning 3 · cache write 7"]
+
+
+@pytest.mark.parametrize(("data", "wanted"), [
+    (b"x" * 99 + b"\n", False),  # no capital E: the word is never searched for
+    (b"Every line is plain\nEEE\n", False),
+    (b"plain\nError: boom\n", True),
+    (b"\x1b[31mError:\x1b[0m boom", True),
+    (b'{"type":"text"}', True),
+])
+def test_the_router_skips_only_what_cannot_be_a_json_or_error_line(data: bytes,
+                                                                    wanted: bool) -> None:
+    assert RunJsonParser().wants(data) is wanted

@@ -160,3 +160,41 @@ def test_chunking_never_changes_what_the_parser_sees(lines: list[bytes], cuts: l
     assert b"".join(raw) == data  # type: ignore[arg-type]
     rendered = [c[1] for c in sink.calls if c[0] == "rendered"]
     assert rendered == [f"seen {len(x)}" for x in parser.lines if x.startswith(b"{")]
+
+
+class Measuring(EchoParser):
+    """Records what `wants` is handed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[bytes] = []
+
+    def wants(self, data: bytes) -> bool:
+        self.asked.append(data)
+        return super().wants(data)
+
+
+def test_a_plain_batch_is_checked_as_it_came_not_copied_behind_the_partial_line() -> None:
+    """After a partial line, `wants` gets the batch itself and the two ends around the cut (a
+    word split by it): never the partial line glued to a copy of the whole batch (issue 33)."""
+    sink, parser = Recorder(), Measuring()
+    router = StreamRouter(sink, parser)
+    router.feed(b"a partial line without its end")
+    batch = b"x" * 99 + b"\n" + b"y" * (256 << 10)
+    router.feed(batch)
+    assert any(data is batch for data in parser.asked)
+    assert max(len(data) for data in parser.asked) == len(batch)
+
+
+class WordParser(EchoParser):
+    def wants(self, data: bytes) -> bool:
+        return b"Error" in data
+
+
+def test_a_word_the_parser_wants_split_between_two_batches_is_still_parsed() -> None:
+    parser = WordParser()
+    router = StreamRouter(Recorder(), parser)
+    router.feed(b"z" * 1000 + b"\nEr")
+    router.feed(b"ror: boom" + b"z" * 1000 + b"\nplain\n")
+    router.finish()
+    assert parser.lines[0] == b"Error: boom" + b"z" * 1000
