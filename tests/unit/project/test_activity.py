@@ -4,8 +4,12 @@ files, `.git` and reads are not the agent's work."""
 from __future__ import annotations
 
 import os
+import sys
+import threading
 import time
 from pathlib import Path
+
+import pytest
 
 from aidd.project.activity import FileActivity
 
@@ -139,5 +143,108 @@ def test_a_folder_moved_out_of_aidd_s_files_is_watched_at_its_new_place(tmp_path
             assert str(root / "src" / f"f{turn}.py") in seen
             (root / "src").rename(root / ".automaker" / "iterations" / "scratch")
             count = files.quiet(10)
+    finally:
+        files.close()
+
+
+def _watched_inodes() -> set[int]:
+    """The inodes of this process's inotify watches, as the kernel lists them."""
+    inodes = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") != "anon_inode:inotify":
+                continue
+            text = Path(f"/proc/self/fdinfo/{fd}").read_text()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            fields = dict(f.split(":", 1) for f in line.split()[1:] if ":" in f)
+            if line.startswith("inotify wd:"):
+                inodes.add(int(fields["ino"], 16))
+    return inodes
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify: Linux")
+def test_the_kernel_watches_no_folder_of_git_or_aidd_and_each_folder_the_agent_makes(
+        tmp_path: Path) -> None:
+    """git's writes in `.git/` and aidd's in its runtime folders are never even queued to aidd
+    (issue 33: watchdog received and dropped them, ~3 ms of GIL an iteration); a folder the
+    agent makes, and one it makes inside at once, before the watch could be added, are
+    watched and their files counted; a link is never followed."""
+    root, outside = tmp_path / "project", tmp_path / "outside"
+    left_out = [".git/objects/ab", ".git/refs/heads", ".automaker/iterations",
+                ".automaker/audits/a1", ".automaker/checkpoints.git/refs"]
+    for folder in [*left_out, ".automaker/features/f1", "src/pkg"]:
+        (root / folder).mkdir(parents=True)
+    (outside / "deep").mkdir(parents=True)
+    (root / "link").symlink_to(outside, target_is_directory=True)
+    held, release = threading.Event(), threading.Event()
+
+    def seen(path: str) -> None:
+        changed.append(path)
+        if path.endswith("hold.txt"):
+            held.set()
+            release.wait(30)
+
+    changed: list[str] = []
+    files = FileActivity(root, time.monotonic, seen)
+    files.start()
+    try:
+        deadline = time.monotonic() + 30
+        while (count := files.quiet(1)) is None and time.monotonic() < deadline:
+            pass
+        watched = _watched_inodes()
+        for folder in left_out:
+            for path in (root / folder, *(root / folder).parents):
+                if path in (root, root / ".automaker"):
+                    break
+                assert path.stat().st_ino not in watched, path
+        assert outside.stat().st_ino not in watched
+        assert (outside / "deep").stat().st_ino not in watched
+        for folder in ("", ".automaker", ".automaker/features/f1", "src/pkg"):
+            assert (root / folder).stat().st_ino in watched, folder
+        (root / "hold.txt").write_text("x")
+        assert held.wait(10)  # the watch's thread held: the next folders come before it looks
+        (root / "made" / "inside").mkdir(parents=True)
+        (root / "made" / "inside" / "new.py").write_text("x")
+        release.set()
+        later = files.quiet(10)
+        assert later is not None
+        assert count is not None
+        assert later > count
+        assert str(root / "made" / "inside" / "new.py") in changed
+        for folder in ("made", "made/inside"):
+            assert (root / folder).stat().st_ino in _watched_inodes(), folder
+        changed.clear()
+        (root / "made" / "inside" / "new.py").write_text("y")
+        (root / ".git" / "objects" / "ab" / "cdef").write_text("git's")
+        (root / ".automaker" / "iterations" / "001.log").write_text("aidd's")
+        (root / "link" / "deep" / "elsewhere.txt").write_text("not the project's")
+        again = files.quiet(10)
+        assert again is not None
+        assert again > later
+        assert changed == [str(root / "made" / "inside" / "new.py")] * len(changed)
+        assert changed
+    finally:
+        release.set()
+        files.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify: Linux")
+def test_the_guard_s_watch_of_automaker_leaves_out_aidd_s_folders_in_it(tmp_path: Path) -> None:
+    """Without --liveness signals only `.automaker/` is watched (the feature guard): the logs
+    aidd writes in `.automaker/iterations` all through an attempt are no event of it."""
+    for folder in ("iterations", "audits", "features/f1"):
+        (tmp_path / ".automaker" / folder).mkdir(parents=True)
+    files = FileActivity(tmp_path / ".automaker", time.monotonic, project=tmp_path)
+    files.start()
+    try:
+        deadline = time.monotonic() + 30
+        while files.quiet(1) is None and time.monotonic() < deadline:
+            pass
+        watched = _watched_inodes()
+        assert (tmp_path / ".automaker" / "features" / "f1").stat().st_ino in watched
+        for folder in ("iterations", "audits"):
+            assert (tmp_path / ".automaker" / folder).stat().st_ino not in watched, folder
     finally:
         files.close()
