@@ -240,8 +240,8 @@ def test_the_guard_s_watch_of_automaker_leaves_out_aidd_s_folders_in_it(tmp_path
     files.start()
     try:
         deadline = time.monotonic() + 30
-        while files.quiet(1) is None and time.monotonic() < deadline:
-            pass
+        while files._observer is None and time.monotonic() < deadline:  # set after the walk
+            time.sleep(0.02)
         watched = _watched_inodes()
         assert (tmp_path / ".automaker" / "features" / "f1").stat().st_ino in watched
         for folder in ("iterations", "audits"):
