@@ -72,10 +72,12 @@ class FileActivity:
                 unlink(self.root, self.root / ".automaker" / self._kept)
             self._kept = ""
         logging.getLogger("watchdog").removeHandler(self._lost)
-        observer = self._observer
+        observer = self._observer  # read after `_closed` is set: see `_ready`
+        if observer is None:
+            return
         if isinstance(observer, _tree_watch()):
             observer.close()
-        elif observer is not None:
+        else:
             with contextlib.suppress(Exception):
                 observer.stop()
                 observer.join(timeout=2)
@@ -158,7 +160,7 @@ class FileActivity:
             self.problem = f"cannot watch the project's files: {exc.strerror or exc}"
 
     def _ready(self, watch: object) -> None:
-        self._observer = watch
+        self._observer = watch  # then `run` reads `_closed`, which `close` set before reading this
 
     def _observe(self) -> None:
         """Elsewhere: one recursive watchdog observer (three threads of its own)."""

@@ -35,6 +35,7 @@ MASK = (_MODIFY | _ATTRIB | _CLOSE_WRITE | _MOVED_FROM | _MOVED_TO | _CREATE | _
         | _ONLYDIR | _EXCL_UNLINK)
 _KINDS = ((_CREATE, "created"), (_MOVED_FROM, "moved"), (_MOVED_TO, "moved"),
           (_DELETE, "deleted"), (_CLOSE_WRITE, "closed"))  # else IN_MODIFY, IN_ATTRIB
+NAMES = _CREATE | _MOVED_TO | _ONLYDIR  # names made or moved in, only (the `.stop` watch)
 _HEADER = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len; then the name
 _BUFFER = 64 * 1024
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -67,9 +68,11 @@ class TreeWatch:
     (it may have come before the watch); one moved out, or into a skipped folder, no longer is.
     Symlinks are never followed. OSError when the tree cannot be watched (the watch limit)."""
 
-    def __init__(self, root: str, skip: frozenset[str], sink: Sink,
-                 closed: threading.Event) -> None:
+    def __init__(self, root: str, skip: frozenset[str], sink: Sink, closed: threading.Event,
+                 *, mask: int = MASK, below: bool = True) -> None:
         self._root = root
+        self._mask = mask
+        self._below = below  # False: `root` alone, never a folder below it
         self._top = Path(root)
         self._skip = skip
         self._sink = sink
@@ -151,7 +154,7 @@ class TreeWatch:
             self._rename(source, path)
 
     def _grow(self, path: str) -> None:
-        if path in self._skip:
+        if path in self._skip or not self._below:
             return
         try:
             self._add(path, announce=True)
@@ -176,7 +179,7 @@ class TreeWatch:
             if fd < 0:
                 continue
             try:
-                if self._watch(fd, path):
+                if self._watch(fd, path) and self._below:
                     pending.extend(self._listed(fd, path, announce))
             finally:
                 os.close(fd)
@@ -212,7 +215,8 @@ class TreeWatch:
         return fd
 
     def _watch(self, fd: int, path: str) -> bool:
-        wd = int(_libc().inotify_add_watch(self._fd, f"/proc/self/fd/{fd}".encode(), MASK))
+        wd = int(_libc().inotify_add_watch(self._fd, f"/proc/self/fd/{fd}".encode(),
+                                            self._mask))
         if wd < 0:
             if ctypes.get_errno() == errno.ENOSPC:
                 raise OSError(errno.ENOSPC, "inotify watch limit reached")
