@@ -66,7 +66,8 @@ class TreeWatch:
     then tells `sink` each change until `closed` is set and `close` called. A folder made,
     or moved in, is watched as its event is read, and what it already holds is told as made
     (it may have come before the watch); one moved out, or into a skipped folder, no longer is.
-    Symlinks are never followed. OSError when the tree cannot be watched (the watch limit)."""
+    Symlinks are never followed. OSError when the tree cannot be watched (the watch limit).
+    `mask`: the events asked for; `below` False: `root` alone is watched."""
 
     def __init__(self, root: str, skip: frozenset[str], sink: Sink, closed: threading.Event,
                  *, mask: int = MASK, below: bool = True) -> None:
@@ -83,7 +84,11 @@ class TreeWatch:
         self._fd = int(_libc().inotify_init1(_CLOEXEC))
         if self._fd < 0:
             raise _failed("inotify_init1")
-        self._wake_r, self._wake_w = os.pipe()
+        try:
+            self._wake_r, self._wake_w = os.pipe()
+        except OSError:
+            os.close(self._fd)
+            raise
 
     def run(self, ready: Callable[[TreeWatch], None]) -> None:
         """The walk (`ready` told after it), then the reading, on the caller's thread."""

@@ -3,6 +3,9 @@ files, `.git` and reads are not the agent's work."""
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import errno
 import os
 import sys
 import threading
@@ -11,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from aidd.project import inotify
 from aidd.project.activity import FileActivity
+from tests.waiting import wait_for
 
 
 def _watching(root: Path) -> FileActivity:
@@ -248,3 +253,56 @@ def test_the_guard_s_watch_of_automaker_leaves_out_aidd_s_folders_in_it(tmp_path
             assert (tmp_path / ".automaker" / folder).stat().st_ino not in watched, folder
     finally:
         files.close()
+
+
+def _inotify_fds() -> int:
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            count += os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:inotify"
+    return count
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify: Linux")
+def test_past_the_watch_limit_the_signal_is_absent(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    real = inotify._libc()
+
+    class _Full:
+        inotify_init1 = real.inotify_init1
+
+        @staticmethod
+        def inotify_add_watch(fd: int, path: bytes, mask: int) -> int:
+            ctypes.set_errno(errno.ENOSPC)
+            return -1
+
+    before = _inotify_fds()
+    monkeypatch.setattr(inotify, "_libc", _Full)
+    files = FileActivity(tmp_path, time.monotonic)
+    files.start()
+    try:
+        wait_for(lambda: files.problem is not None, 30, "the watch given up")
+        assert files.problem == "cannot watch the project's files: inotify watch limit reached"
+        (tmp_path / "a.txt").write_text("x")
+        assert files.quiet(1) is None
+        assert files.last_change() is None
+        wait_for(lambda: _inotify_fds() == before, 10, "the descriptor closed")
+    finally:
+        files.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify: Linux")
+def test_closing_mid_walk_ends_the_walk_and_frees_the_descriptor(tmp_path: Path) -> None:
+    for i in range(40):
+        for j in range(50):
+            (tmp_path / f"d{i}" / f"e{j}").mkdir(parents=True)
+    before = _inotify_fds()
+    for _ in range(3):
+        files = FileActivity(tmp_path, time.monotonic)
+        files.start()
+        files.close()  # at once: mid-walk, or before it began
+        wait_for(lambda: _inotify_fds() == before, 30, "the descriptor closed")
+    files = _watching(tmp_path)
+    wait_for(lambda: _inotify_fds() == before + 1, 30, "the watch")
+    files.close()  # reading: woken, never waited on
+    wait_for(lambda: _inotify_fds() == before, 30, "the descriptor closed")
