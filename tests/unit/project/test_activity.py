@@ -306,3 +306,32 @@ def test_closing_mid_walk_ends_the_walk_and_frees_the_descriptor(tmp_path: Path)
     wait_for(lambda: _inotify_fds() == before + 1, 30, "the watch")
     files.close()  # reading: woken, never waited on
     wait_for(lambda: _inotify_fds() == before, 30, "the descriptor closed")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify: Linux")
+def test_a_folder_moved_inside_is_named_anew_and_one_moved_out_is_let_go(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    (root / ".automaker").mkdir(parents=True)
+    (root / "a" / "b").mkdir(parents=True)
+    changed: list[str] = []
+    files = FileActivity(root, time.monotonic, changed.append)
+    files.start()
+    try:
+        wait_for(lambda: files.quiet(1) is not None, 30, "the watch of the project")
+        (root / "a").rename(root / "c")
+        assert files.quiet(10) is not None
+        (root / "c" / "b" / "f.py").write_text("x")
+        assert files.quiet(10) is not None
+        assert str(root / "c" / "b" / "f.py") in changed
+        assert not [path for path in changed if path.startswith(str(root / "a"))]
+        inodes = {(root / "c").stat().st_ino, (root / "c" / "b").stat().st_ino}
+        assert inodes <= _watched_inodes()
+        (root / "c").rename(tmp_path / "gone")  # out of the tree
+        count = files.quiet(10)
+        assert count is not None
+        (tmp_path / "gone" / "b" / "g.py").write_text("x")
+        assert files.quiet(10) == count
+        assert not inodes & _watched_inodes()
+        assert not [path for path in changed if path.endswith("g.py")]
+    finally:
+        files.close()
