@@ -1,27 +1,32 @@
-"""Is the agent changing files in the project? One recursive watchdog observer, started in the
-background so a large tree never delays the run, remembers when a file last changed (issue 17).
-aidd's own runtime files and `.git` (where aidd writes its checkpoints) are not the agent's
-activity."""
+"""Is the agent changing files in the project? One watch of the tree, started in the background
+so a large tree never delays the run, remembers when a file last changed (issue 17). aidd's own
+runtime files and `.git` (where aidd writes its checkpoints) are not the agent's activity: on
+Linux their folders are not even watched (project/inotify, one thread); elsewhere one recursive
+watchdog observer sees them and drops their events."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
 import os
+import sys
 import threading
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aidd.fsio import TMP_PREFIX, open_dir, open_file, unlink
 from aidd.project.checkpoints import RUNTIME
 
+if TYPE_CHECKING:
+    from aidd.project.inotify import TreeWatch
+
 _CHANGES = {"created", "modified", "deleted", "moved", "closed"}  # not "opened", not reads
 _IGNORED_DIRS = (".git", *RUNTIME)
 _AIDD_NAMES = (".aidd-tmp-", "aidd-crash-")  # aidd's atomic writes and crash reports
-# How long `quiet` waits for its marker: about 1 ms usually (three of watchdog's threads pass
-# it on); a checkpoint that looks for itself costs less than waiting longer.
+# How long `quiet` waits for its marker: about 1 ms usually; a checkpoint that looks for
+# itself costs less than waiting longer.
 QUIET_WAIT_S = 0.05
 _BARRIER = ".aidd-tmp-quiet-"  # `quiet`'s marker: a temp name, out of every checkpoint
 
@@ -31,11 +36,12 @@ class FileActivity:
     files are not watched, when they are not (the signal is then simply absent)."""
 
     def __init__(self, root: Path, now: Callable[[], float],
-                 on_change: Callable[[str], None] | None = None) -> None:
-        self.root = root
+                 on_change: Callable[[str], None] | None = None, *,
+                 project: Path | None = None) -> None:
+        self.root = root  # watched: the project (`project` then), or a folder of it
         self._now = now
-        self._on_change = on_change  # told each changed file's path (on the observer's thread)
-        self._ignored = frozenset(str(root / d) for d in _IGNORED_DIRS)
+        self._on_change = on_change  # told each changed file's path (on the watch's thread)
+        self._ignored = frozenset(str((project or root) / d) for d in _IGNORED_DIRS)
         self._prefixes = tuple(path + os.sep for path in self._ignored)
         self._last: float | None = None
         self._observer: Any = None
@@ -66,8 +72,12 @@ class FileActivity:
                 unlink(self.root, self.root / ".automaker" / self._kept)
             self._kept = ""
         logging.getLogger("watchdog").removeHandler(self._lost)
-        observer = self._observer
-        if observer is not None:
+        observer = self._observer  # read after `_closed` is set: see `_ready`
+        if observer is None:
+            return
+        if isinstance(observer, _tree_watch()):
+            observer.close()
+        else:
             with contextlib.suppress(Exception):
                 observer.stop()
                 observer.join(timeout=2)
@@ -139,7 +149,21 @@ class FileActivity:
                 self._on_change(path)
 
     def _watch(self) -> None:
-        """Adding the watches walks the whole tree: done here, off the run's thread."""
+        """Adding the watches walks the whole tree: done here, off the run's thread, which
+        then reads the kernel's queue on Linux."""
+        if not sys.platform.startswith("linux"):
+            self._observe()
+            return
+        try:
+            _tree_watch()(str(self.root), self._ignored, self, self._closed).run(self._ready)
+        except OSError as exc:  # the inotify watch limit; no inotify
+            self.problem = f"cannot watch the project's files: {exc.strerror or exc}"
+
+    def _ready(self, watch: object) -> None:
+        self._observer = watch  # then `run` reads `_closed`, which `close` set before reading this
+
+    def _observe(self) -> None:
+        """Elsewhere: one recursive watchdog observer (three threads of its own)."""
         logging.getLogger("watchdog").addHandler(self._lost)
         logging.getLogger("watchdog").propagate = False
         # Its notes on a directory made and removed quickly are no business of the user's.
@@ -182,6 +206,12 @@ class FileActivity:
         self._observer = observer
         if self._closed.is_set():
             self.close()
+
+
+def _tree_watch() -> type[TreeWatch]:
+    # Imported here: ctypes costs ~4 ms of start-up (-X importtime), paid by the watch's thread.
+    from aidd.project.inotify import TreeWatch
+    return TreeWatch
 
 
 def _unheld(observer: Any) -> None:

@@ -87,7 +87,7 @@ class Lifecycle:
             self.files.start()
         else:
             self._guard_watch = FileActivity(paths.automaker, self.clock.monotonic,
-                                             self.guard.noticed)
+                                             self.guard.noticed, project=paths.root)
             self._guard_watch.start()
         journal.events.listeners.append(self.live.add)
         emit_run_start(self.plan, journal)  # the run's first event (issue 13 item 16)

@@ -1,6 +1,7 @@
 """The `.stop` watcher (SUP-90) asks the kernel only for names made or moved into
 `.automaker/`, never for the writes, opens and reads aidd itself makes there at every event
-(issue 33): each woke three of watchdog's threads."""
+(issue 33): each woke three of watchdog's threads. On Linux one thread reads them, and looks
+for the file only when the name is `.stop`."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 
 from aidd.project import stop
 from aidd.project.stop import StopWatcher
+from tests.waiting import wait_for
 
 _NOISE = {"IN_ACCESS": 0x1, "IN_MODIFY": 0x2, "IN_ATTRIB": 0x4, "IN_CLOSE_WRITE": 0x8,
           "IN_CLOSE_NOWRITE": 0x10, "IN_OPEN": 0x20}
@@ -44,17 +46,16 @@ def test_it_watches_names_made_only_and_notices_a_stop(tmp_path: Path, how: str,
     automaker.mkdir()
     noticed = threading.Event()
     watcher = StopWatcher(automaker / ".stop", noticed.set)
-    looked = threading.Event()
+    looks: list[bool] = []
     present = watcher.present
-    monkeypatch.setattr(watcher, "present", lambda: looked.set() or present())
+    monkeypatch.setattr(watcher, "present", lambda: looks.append(present()) or looks[-1])
     watcher.start()
     try:
-        for n in range(200):  # watchdog adds its watch on its own thread
-            (automaker / f"probe-{n}").touch()
-            if looked.wait(0.05):
-                break
+        wait_for(lambda: _masks(automaker), 10, "a watch on .automaker/")  # added on its thread
         masks = _masks(automaker)
-        assert masks, "no inotify watch on .automaker/"
+        (automaker / "probe-0").touch()  # aidd's own names: not even a look
+        (automaker / "probe-1").mkdir()
+        os.rename(automaker / "probe-1", automaker / "probe-2")
         for mask in masks:
             assert not [name for name, bit in _NOISE.items() if mask & bit], hex(mask)
             assert all(mask & bit for bit in _WANTED.values()), hex(mask)
@@ -68,5 +69,6 @@ def test_it_watches_names_made_only_and_notices_a_stop(tmp_path: Path, how: str,
         else:
             (automaker / ".stop").symlink_to(automaker / "probe-0")
         assert noticed.wait(10), "the .stop was not noticed"
+        assert looks == [True]
     finally:
         watcher.close()
