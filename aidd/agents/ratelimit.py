@@ -5,9 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
-from email.utils import parsedate_to_datetime
 from enum import Enum
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from aidd.numbers import MAX_DELAY_S, delay_s, epoch_s, parsed, shown
 
@@ -118,6 +116,8 @@ def _from_headers(info: RateLimitInfo, now: datetime) -> tuple[datetime | None, 
 
 
 def _http_date(text: str) -> datetime | None:
+    from email.utils import parsedate_to_datetime  # lazy: email and socket, ~8 ms a start
+
     try:
         when = parsedate_to_datetime(text.strip())
     except (TypeError, ValueError, IndexError, OverflowError):
@@ -197,6 +197,8 @@ def _zone(name: str | None, local: tzinfo) -> tzinfo:
     """An IANA zone named in the message; unknown or absent: local time."""
     if not name:
         return local
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # lazy: ~5 ms a start, rarely named
+
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):

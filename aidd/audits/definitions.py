@@ -11,8 +11,6 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, TypeVar
 
-import yaml
-
 from aidd.audits.names import is_audit_name, kebab, normalize_name
 from aidd.errors import NotFoundError, UsageError, ValidationError
 from aidd.fsio import read_file, write_atomic
@@ -172,6 +170,8 @@ def parse_definition(path: Path, name: str) -> AuditDefinition:
 
 
 def _split_front_matter(text: str, path: Path) -> tuple[dict[str, Any], str]:
+    import yaml  # lazy: a run without audits never reads a definition (15 ms, as in config)
+
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].rstrip() != _FENCE:
         raise ValidationError(f"audit definition has no front matter (first line '---'), {path}")

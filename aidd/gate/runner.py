@@ -15,7 +15,6 @@ from aidd import spawning
 from aidd.clock import Clock
 from aidd.fsio import FileTooLargeError, UnsafePathError, open_file, read_file, write_all
 from aidd.gate.commands import GateCommand
-from aidd.gate.junit import JunitError, failing_tests
 from aidd.logs.cleaning import clean_bytes
 from aidd.session import proctree
 from aidd.session.orphans import gate_environment, new_mark, not_of_gate
@@ -198,6 +197,8 @@ def _junit(root: Path, command: GateCommand, before: tuple[int, int] | None
            ) -> tuple[frozenset[str] | None, str | None]:
     if command.junit is None:
         return None, None
+    from aidd.gate.junit import JunitError, failing_tests  # lazy: xml, for a gate with reports
+
     path = root / command.junit
     try:
         info = path.lstat()

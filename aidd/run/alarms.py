@@ -5,8 +5,8 @@ once `run_end` is written, which stays the run's last line)."""
 
 from __future__ import annotations
 
+import os
 import shutil
-import socket
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -38,7 +38,7 @@ class Alarms:
         self._courier: Courier | None = None
         self._heartbeat: Heartbeat | None = None
         self._rules = Rules((), plan.paths.root.name)
-        self._host = socket.gethostname()
+        self._host = os.uname().nodename
         self._lock = threading.RLock()  # the reporting thread emits; so may the run
         self._ended = False  # run_end is written or on its way: only notify_failed may follow
         self._beat_ok = True  # the last heartbeat ping went through

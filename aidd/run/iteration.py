@@ -12,7 +12,6 @@ from aidd.audits.definitions import copy_definitions
 from aidd.budget.prices import Cost, attempt_cost
 from aidd.clock import Clock
 from aidd.fsio import place
-from aidd.logs.extract import write_extraction
 from aidd.project.activity import FileActivity
 from aidd.project.attemptfeature import feature_of, features_changed
 from aidd.project.checkpoints import CheckpointStore
@@ -254,6 +253,8 @@ class IterationRunner:
             tool_calls=outcome.tool_calls, assistant_chars=outcome.assistant_chars,
             feature=feature)
         if self.plan.settings.extract_structured and log is not None:
+            from aidd.logs.extract import write_extraction  # lazy: off by default (9 classes)
+
             warning = write_extraction(log.path)
             if warning:
                 journal.warn(warning, file=str(log.path))
