@@ -12,7 +12,6 @@ from pathlib import Path
 
 from aidd.fsio import open_read
 from aidd.logs.cleaning import clean_bytes
-from aidd.logs.handoff import handoff
 from aidd.prompts.context import LastAttemptInfo
 from aidd.prompts.select import PromptKind
 from aidd.run.iteration import Attempt
@@ -161,6 +160,8 @@ def summarise(attempt: Attempt, gate_failures: tuple[str, ...], root: Path,
     if attempt.outcome.reason is not Reason.CONTEXT_EXHAUSTED:
         return replace(info, transcript=transcript_tail(root, log))
     # The next attempt is a new conversation: aidd's hand-off instead of the log's last lines.
+    from aidd.logs.handoff import handoff  # lazy: only after a context exhaustion
+
     hand = handoff(_log_lines(root, log, HANDOFF_READ))
     return replace(info, handoff=True, plan=hand.plan, last_message=hand.message)
 

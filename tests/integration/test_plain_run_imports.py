@@ -26,6 +26,8 @@ UNUSED = (
     "aidd.run.statusline",  # --console compact
     "aidd.reports.statusjson",  # --status --json
     "aidd.project.migrate",  # --migrate-features, and --status's note on a passing feature
+    "aidd.notify.courier", "aidd.notify.heartbeat",  # notifications, a heartbeat
+    "aidd.logs.handoff",  # the hand-off after a context exhaustion
     "click",  # a plain command line is read without it
 )
 
