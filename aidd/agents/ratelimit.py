@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from enum import Enum
+from typing import NamedTuple
 
 from aidd.numbers import MAX_DELAY_S, delay_s, epoch_s, parsed, shown
 
@@ -29,8 +30,7 @@ class RateLimitInfo:
         )
 
 
-@dataclass(frozen=True)
-class QuotaWindow:
+class QuotaWindow(NamedTuple):
     """A provider quota window as the CLI reports it (claude's `rate_limit_event`): how much of
     it is used and when it resets. `--pace-at` reads these."""
 
@@ -48,8 +48,7 @@ class WakeSource(Enum):
     FALLBACK = "fallback"
 
 
-@dataclass(frozen=True)
-class Wake:
+class Wake(NamedTuple):
     at: datetime  # aware
     source: WakeSource
     reset: datetime | None  # the parsed reset time, before the buffer

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from enum import Enum
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from aidd.audits.names import is_audit_name, kebab, normalize_name
 from aidd.errors import NotFoundError, UsageError, ValidationError
@@ -39,8 +38,7 @@ class Lifecycle(Enum):
     REFERENCE = "reference"
 
 
-@dataclass(frozen=True)
-class AuditDefinition:
+class AuditDefinition(NamedTuple):
     name: str
     path: Path
     title: str

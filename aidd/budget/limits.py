@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import NamedTuple
 
 from aidd.budget.spent import Spent
 
@@ -42,8 +43,7 @@ class Limits:
         return bool(self.daily_tokens or self.daily_cost_usd)
 
 
-@dataclass(frozen=True)
-class Exhausted:
+class Exhausted(NamedTuple):
     budget: Budget
     limit: float
     used: float

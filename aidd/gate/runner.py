@@ -8,8 +8,8 @@ import os
 import select
 import subprocess
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from aidd import spawning
 from aidd.clock import Clock
@@ -28,8 +28,7 @@ _GRACE_S = 2.0
 _POLL_S = 0.25
 
 
-@dataclass(frozen=True)
-class CommandRun:
+class CommandRun(NamedTuple):
     """What one command did. `exit` is None when aidd killed it (timeout or stop)."""
 
     command: GateCommand
@@ -55,8 +54,7 @@ class CommandRun:
         return f"exited {self.exit}"
 
 
-@dataclass(frozen=True)
-class GateRequest:
+class GateRequest(NamedTuple):
     commands: tuple[GateCommand, ...]
     root: Path  # where the commands run: the project, or a slot's worktree (--parallel N)
     env: Mapping[str, str]

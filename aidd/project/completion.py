@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum, unique
+from typing import NamedTuple
 
 from aidd.project import featurestate, markers
 from aidd.project.features import FeatureFile, is_unfixed, load_features
@@ -52,8 +53,7 @@ def judge(file: FeatureFile) -> FeatureVerdict:
     return FeatureVerdict.NOT_DONE
 
 
-@dataclass(frozen=True)
-class FailingFeature:
+class FailingFeature(NamedTuple):
     name: str  # the feature's directory, relative to features/
     verdict: FeatureVerdict
     workable: bool = True  # aidd's agent may work on it (an invalid file it may repair)

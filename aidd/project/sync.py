@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import NamedTuple
 
 from aidd.fsio import TMP_PREFIX, make_dirs
 from aidd.project.copylists import (
@@ -37,8 +38,7 @@ class Level(StrEnum):
     WARN = "WARN"
 
 
-@dataclass(frozen=True)
-class Message:
+class Message(NamedTuple):
     level: Level
     text: str
 

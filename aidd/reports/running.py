@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from aidd.events import read_events, slot_of
 from aidd.project.lockfile import HolderState, lock_holder
@@ -22,8 +22,7 @@ from aidd.session import procfs
 Event = dict[str, Any]  # as events.jsonl holds it: untrusted
 
 
-@dataclass(frozen=True)
-class LastIteration:
+class LastIteration(NamedTuple):
     number: int | None
     result: int | None
     outcome: str | None  # as recorded in events.jsonl (LOG-42)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
 
 from aidd.project.filters import FeatureFilter
 from aidd.project.markers import MarkerState
@@ -34,8 +35,7 @@ class FeatureCounts:
         return self.done * 100 // self.total if self.total else 0
 
 
-@dataclass(frozen=True)
-class CategoryRow:
+class CategoryRow(NamedTuple):
     name: str
     total: int
     priority: tuple[int, int, int, int]  # in the order of PRIORITY_COLUMNS

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from aidd.agents.ratelimit import QuotaWindow
 from aidd.config import Settings
@@ -236,8 +237,7 @@ def pace(plan: RunPlan, journal: Journal, life: Lifecycle, counters: Counters, n
     return pause(life, counters, wait.seconds)
 
 
-@dataclass(frozen=True)
-class _Wait:
+class _Wait(NamedTuple):
     until: datetime
     seconds: float
     capped_from: datetime | None  # the wake the reset asked for, when the cap cut it

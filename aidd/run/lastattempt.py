@@ -7,8 +7,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
+from typing import NamedTuple
 
 from aidd.fsio import open_read
 from aidd.logs.cleaning import clean_bytes
@@ -39,8 +40,7 @@ def work_of(phase: Phase, kind: PromptKind) -> Work:
     return phase.kind.value, phase.audit.name if phase.audit else "", kind.value
 
 
-@dataclass(frozen=True)
-class Ending:
+class Ending(NamedTuple):
     words: str  # how the attempt ended, as the prompt says it
     advice: str  # one sentence of what to do differently
 

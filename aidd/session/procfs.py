@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 _PROC = Path("/proc")
 _CHUNK = 1 << 16
@@ -76,8 +77,7 @@ def same_process(pid: int, started: object) -> bool:
     return False if available() else _pid_exists(pid)
 
 
-@dataclass(frozen=True)
-class Carrier:
+class Carrier(NamedTuple):
     """A process whose environment holds the entry looked for."""
 
     pid: int

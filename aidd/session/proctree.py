@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING, TypeAlias, cast
+from typing import TYPE_CHECKING, NamedTuple, TypeAlias, cast
 
 from aidd import spawning
 from aidd.clock import Clock
@@ -69,8 +69,7 @@ def dies_with_me(sig: signal.Signals) -> Callable[[], None] | None:
     return setup
 
 
-@dataclass(frozen=True)
-class ProcInfo:
+class ProcInfo(NamedTuple):
     pid: int
     name: str
     cmd: str  # the start of the command line
@@ -85,8 +84,7 @@ class KillReport:
     escalated: bool  # SIGKILL was needed
 
 
-@dataclass(frozen=True)
-class Root:
+class Root(NamedTuple):
     """The agent itself: its owner (the pty) reaps it, so only the owner can tell it exited."""
 
     pid: int
