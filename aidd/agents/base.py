@@ -136,8 +136,7 @@ class LineParser(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class AgentContext:
+class AgentContext(NamedTuple):
     """Facts about the attempt that the agent's environment carries (ADP-11)."""
 
     project_dir: Path

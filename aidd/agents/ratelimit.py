@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from enum import Enum
 from typing import NamedTuple
@@ -11,8 +10,7 @@ from typing import NamedTuple
 from aidd.numbers import MAX_DELAY_S, delay_s, epoch_s, parsed, shown
 
 
-@dataclass(frozen=True)
-class RateLimitInfo:
+class RateLimitInfo(NamedTuple):
     """Reset hints gathered from one attempt; the first value of each kind wins."""
 
     resets_at: float | None = None  # claude rate_limit_info.resetsAt, Unix seconds (unchecked)
@@ -21,8 +19,7 @@ class RateLimitInfo:
     message: str = ""  # the limit message of the CLI or provider
 
     def merged(self, other: RateLimitInfo) -> RateLimitInfo:
-        return replace(
-            self,
+        return self._replace(
             resets_at=self.resets_at if self.resets_at is not None else other.resets_at,
             retry_after=self.retry_after or other.retry_after,
             retry_after_ms=self.retry_after_ms or other.retry_after_ms,

@@ -3,7 +3,6 @@ reaches its limit (checked before every attempt); 0 is no budget."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
 from typing import NamedTuple
 
@@ -30,8 +29,7 @@ class Budget(Enum):
         return self in (Budget.COST_USD, Budget.DAILY_COST_USD)
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(NamedTuple):
     wall_time_s: float = 0
     tokens: int = 0
     cost_usd: float = 0

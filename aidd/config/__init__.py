@@ -19,8 +19,7 @@ from aidd.notify.targets import Target
 from aidd.options import BY_NAME, OPTIONS, Option
 
 
-@dataclass(frozen=True)
-class Actions:
+class Actions(NamedTuple):
     """One-shot actions and `--json`: flags only, never configured (CLI-32)."""
 
     extract_batch: bool = False

@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NamedTuple
 
 from aidd.fsio import make_dirs, unlink, write_atomic
 from aidd.project import checkpointindex
@@ -60,8 +60,7 @@ class RefusedError(CheckpointError):
     file pointing elsewhere, `commondir`, alternates, linked folders): no checkpoints there."""
 
 
-@dataclass(frozen=True)
-class Checkpoint:
+class Checkpoint(NamedTuple):
     label: str  # NNN, NNN-prekill or NNN-end
     ref: str
     commit: str

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum, unique
 from typing import NamedTuple
@@ -59,8 +58,7 @@ class FailingFeature(NamedTuple):
     workable: bool = True  # aidd's agent may work on it (an invalid file it may repair)
 
 
-@dataclass(frozen=True)
-class CompletionState:
+class CompletionState(NamedTuple):
     features_dir: bool
     counted: int
     failing: tuple[FailingFeature, ...]
@@ -115,8 +113,7 @@ class CompletionOutcome(Enum):
     NOT_COMPLETE = "not_complete"
 
 
-@dataclass(frozen=True)
-class CompletionVerdict:
+class CompletionVerdict(NamedTuple):
     outcome: CompletionOutcome
     state: CompletionState
     reset: tuple[Marker, ...] = ()  # markers deleted because the project is not complete

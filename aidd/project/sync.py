@@ -5,7 +5,6 @@ never an exception; every write stays inside the project, outside `.git/` and ai
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import NamedTuple
@@ -43,8 +42,7 @@ class Message(NamedTuple):
     text: str
 
 
-@dataclass(frozen=True)
-class SyncResult:
+class SyncResult(NamedTuple):
     messages: tuple[Message, ...] = ()
     dirs: int = 0
     files: int = 0

@@ -37,8 +37,7 @@ class Reason(NamedTuple):
         return {"kind": self.kind, "what": self.what, "next": self.next}
 
 
-@dataclass(frozen=True)
-class Health:
+class Health(NamedTuple):
     verdict: Verdict
     headline: str  # why, in one line: the failing causes, else the first reason
     reasons: tuple[Reason, ...]  # most urgent first, one per kind

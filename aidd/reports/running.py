@@ -40,8 +40,7 @@ class Lane:
     working: bool  # that attempt is running (else it ended: its merge, or the next one, waits)
 
 
-@dataclass(frozen=True)
-class RunState:
+class RunState(NamedTuple):
     running: bool | None  # None: the lock names another host, so it cannot be checked
     pid: int | None
     started_at: str | None

@@ -16,8 +16,7 @@ from aidd.reports.running import RunState
 PRIORITY_COLUMNS = ("high", "medium", "low", "other")
 
 
-@dataclass(frozen=True)
-class FeatureCounts:
+class FeatureCounts(NamedTuple):
     total: int = 0
     done: int = 0  # featurestate: verified or completed, or passes without a status
     failing: int = 0  # neither done nor waiting for a person (open or in progress)
@@ -41,8 +40,7 @@ class CategoryRow(NamedTuple):
     priority: tuple[int, int, int, int]  # in the order of PRIORITY_COLUMNS
 
 
-@dataclass(frozen=True)
-class TodoReport:
+class TodoReport(NamedTuple):
     file: str | None  # project-relative; None when no TODO file exists
     summary: TodoSummary | None
     searched: tuple[str, ...]

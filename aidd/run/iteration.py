@@ -5,7 +5,7 @@ about the attempt afterwards; the loop closes it."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from aidd.agents.base import COST_FIELD
 from aidd.audits.definitions import copy_definitions
@@ -40,8 +40,7 @@ RunAttempt = Callable[[AttemptRequest], SessionOutcome]
 Recall = Callable[[Phase, PromptKind, str | None], LastAttemptInfo]
 
 
-@dataclass(frozen=True)
-class Attempt:
+class Attempt(NamedTuple):
     number: int  # its log, NNN.log
     selection: Selection
     outcome: SessionOutcome

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import NamedTuple
@@ -21,8 +20,7 @@ def available() -> bool:
     return _PROC.is_dir()
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(NamedTuple):
     """One process's line of /proc/PID/stat."""
 
     ppid: int

@@ -78,8 +78,7 @@ class ProcInfo(NamedTuple):
         return f"{self.pid} {self.name}"
 
 
-@dataclass(frozen=True)
-class KillReport:
+class KillReport(NamedTuple):
     procs: tuple[ProcInfo, ...]  # every process signalled, in the order found
     escalated: bool  # SIGKILL was needed
 
