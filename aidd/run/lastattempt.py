@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -158,12 +157,12 @@ def summarise(attempt: Attempt, gate_failures: tuple[str, ...], root: Path,
         files=tuple(_line(f, PATH_CHARS) for f in files[:FILES_SHOWN]),
         more_files=max(0, len(files) - FILES_SHOWN), advice=end.advice)
     if attempt.outcome.reason is not Reason.CONTEXT_EXHAUSTED:
-        return replace(info, transcript=transcript_tail(root, log))
+        return info._replace(transcript=transcript_tail(root, log))
     # The next attempt is a new conversation: aidd's hand-off instead of the log's last lines.
     from aidd.logs.handoff import handoff  # lazy: only after a context exhaustion
 
     hand = handoff(_log_lines(root, log, HANDOFF_READ))
-    return replace(info, handoff=True, plan=hand.plan, last_message=hand.message)
+    return info._replace(handoff=True, plan=hand.plan, last_message=hand.message)
 
 
 def merge_refused(number: int, reason: str, why: str, branch: str,
@@ -205,9 +204,9 @@ class AttemptMemory:
         """The last attempt on `feature` when the attempt's feature is known at its start (the
         one --feature names or the one in progress), else the last attempt at the same work."""
         key: Work | str = work_of(phase, kind) if feature is None else feature
-        info = replace(self._failed.get(key, LastAttemptInfo()), set_aside=self.set_aside)
+        info = self._failed.get(key, LastAttemptInfo())._replace(set_aside=self.set_aside)
         previous = self._previous_run
-        return replace(info, previous_run=previous) if previous else info
+        return info._replace(previous_run=previous) if previous else info
 
 
 def _listed(items: tuple[str, ...]) -> str:
