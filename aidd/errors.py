@@ -3,8 +3,8 @@ numbers live (docs/architecture.md "Owners")."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import IntEnum, unique
+from typing import NamedTuple
 
 
 @unique
@@ -65,8 +65,7 @@ EXIT_MEANINGS: dict[int, str] = {
 }
 
 
-@dataclass(frozen=True)
-class ResultName:
+class ResultName(NamedTuple):
     key: str  # in machine output: the extraction's status (LOG-32), the report's chart class
     words: str  # what the reports show
 

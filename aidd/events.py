@@ -8,10 +8,9 @@ import json
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from aidd.clock import Clock, SystemClock
 from aidd.fsio import open_dir, open_file, open_read, read_file, write_all
@@ -169,8 +168,7 @@ def read_events(path: Path) -> list[dict[str, Any]]:
     return load_events(path).events
 
 
-@dataclass(frozen=True)
-class EventsRead:
+class EventsRead(NamedTuple):
     events: list[dict[str, Any]]
     skipped: int  # lines that are not a JSON object: torn by a crash, or written by someone else
     error: str | None  # why the file was not read at all (over the cap, a FIFO, a link out)

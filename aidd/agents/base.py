@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import tzinfo
 from enum import Enum
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from aidd.agents.ratelimit import QuotaWindow, RateLimitInfo
 from aidd.numbers import shown
@@ -39,8 +39,7 @@ _Number = TypeVar("_Number", int, float)
 COST_FIELD = "cost_usd"
 
 
-@dataclass(frozen=True)
-class ErrorSignal:
+class ErrorSignal(NamedTuple):
     kind: ErrorKind
     message: str
     status: int | None = None
@@ -137,8 +136,7 @@ class LineParser(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class AgentContext:
+class AgentContext(NamedTuple):
     """Facts about the attempt that the agent's environment carries (ADP-11)."""
 
     project_dir: Path

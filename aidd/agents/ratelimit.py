@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
-from email.utils import parsedate_to_datetime
 from enum import Enum
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from typing import NamedTuple
 
 from aidd.numbers import MAX_DELAY_S, delay_s, epoch_s, parsed, shown
 
 
-@dataclass(frozen=True)
-class RateLimitInfo:
+class RateLimitInfo(NamedTuple):
     """Reset hints gathered from one attempt; the first value of each kind wins."""
 
     resets_at: float | None = None  # claude rate_limit_info.resetsAt, Unix seconds (unchecked)
@@ -22,8 +19,7 @@ class RateLimitInfo:
     message: str = ""  # the limit message of the CLI or provider
 
     def merged(self, other: RateLimitInfo) -> RateLimitInfo:
-        return replace(
-            self,
+        return self._replace(
             resets_at=self.resets_at if self.resets_at is not None else other.resets_at,
             retry_after=self.retry_after or other.retry_after,
             retry_after_ms=self.retry_after_ms or other.retry_after_ms,
@@ -31,8 +27,7 @@ class RateLimitInfo:
         )
 
 
-@dataclass(frozen=True)
-class QuotaWindow:
+class QuotaWindow(NamedTuple):
     """A provider quota window as the CLI reports it (claude's `rate_limit_event`): how much of
     it is used and when it resets. `--pace-at` reads these."""
 
@@ -50,8 +45,7 @@ class WakeSource(Enum):
     FALLBACK = "fallback"
 
 
-@dataclass(frozen=True)
-class Wake:
+class Wake(NamedTuple):
     at: datetime  # aware
     source: WakeSource
     reset: datetime | None  # the parsed reset time, before the buffer
@@ -118,6 +112,8 @@ def _from_headers(info: RateLimitInfo, now: datetime) -> tuple[datetime | None, 
 
 
 def _http_date(text: str) -> datetime | None:
+    from email.utils import parsedate_to_datetime  # lazy: email and socket, ~8 ms a start
+
     try:
         when = parsedate_to_datetime(text.strip())
     except (TypeError, ValueError, IndexError, OverflowError):
@@ -125,17 +121,14 @@ def _http_date(text: str) -> datetime | None:
     return when if when.tzinfo is not None else when.replace(tzinfo=UTC)  # `-0000`: UTC
 
 
-_EPOCH = re.compile(r"\|\s*(\d{9,11})\b")
-_ISO = re.compile(
-    r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})", re.I
-)
-_RELATIVE = re.compile(
-    r"\bin\s+(\d+(?:\.\d+)?)\s*(seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h)\b", re.I
-)
-_TWELVE = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s?([ap])\.?m\b\.?(?:\s*\(([^)\s]+)\))?", re.I)
-_TWENTY_FOUR = re.compile(
-    r"\b(?:resets?|at|until)\s+(?:at\s+)?([01]?\d|2[0-3]):([0-5]\d)\b(?:\s*\(([^)\s]+)\))?", re.I
-)
+# Patterns, compiled by `re` at their first use (its cache): a run that meets no rate limit
+# never compiles them (5 ms of a start, issue 33).
+_EPOCH = r"\|\s*(\d{9,11})\b"
+_ISO = r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})"
+_RELATIVE = r"\bin\s+(\d+(?:\.\d+)?)\s*(seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h)\b"
+_TWELVE = r"\b(\d{1,2})(?::(\d{2}))?\s?([ap])\.?m\b\.?(?:\s*\(([^)\s]+)\))?"
+_TWENTY_FOUR = (
+    r"\b(?:resets?|at|until)\s+(?:at\s+)?([01]?\d|2[0-3]):([0-5]\d)\b(?:\s*\(([^)\s]+)\))?")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600}
 
 
@@ -149,13 +142,13 @@ def parse_reset_text(text: str, now: datetime, zone: tzinfo) -> datetime | None:
 
 
 def _epoch(text: str, now: datetime, zone: tzinfo) -> datetime | None:
-    match = _EPOCH.search(text)
+    match = re.search(_EPOCH, text)
     stamp = epoch_s(int(match.group(1))) if match else None
     return None if stamp is None else datetime.fromtimestamp(stamp, zone)
 
 
 def _iso(text: str, now: datetime, zone: tzinfo) -> datetime | None:
-    match = _ISO.search(text)
+    match = re.search(_ISO, text, re.I)
     if not match:
         return None
     try:
@@ -165,7 +158,7 @@ def _iso(text: str, now: datetime, zone: tzinfo) -> datetime | None:
 
 
 def _relative(text: str, now: datetime, zone: tzinfo) -> datetime | None:
-    match = _RELATIVE.search(text)
+    match = re.search(_RELATIVE, text, re.I)
     if not match:
         return None
     unit = match.group(2).lower()[0]
@@ -174,7 +167,7 @@ def _relative(text: str, now: datetime, zone: tzinfo) -> datetime | None:
 
 
 def _twelve_hour(text: str, now: datetime, zone: tzinfo) -> datetime | None:
-    match = _TWELVE.search(text)
+    match = re.search(_TWELVE, text, re.I)
     if not match:
         return None
     hour = int(match.group(1))
@@ -185,7 +178,7 @@ def _twelve_hour(text: str, now: datetime, zone: tzinfo) -> datetime | None:
 
 
 def _twenty_four_hour(text: str, now: datetime, zone: tzinfo) -> datetime | None:
-    match = _TWENTY_FOUR.search(text)
+    match = re.search(_TWENTY_FOUR, text, re.I)
     if not match:
         return None
     return _next_occurrence(
@@ -197,6 +190,8 @@ def _zone(name: str | None, local: tzinfo) -> tzinfo:
     """An IANA zone named in the message; unknown or absent: local time."""
     if not name:
         return local
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # lazy: ~5 ms a start, rarely named
+
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):

@@ -5,13 +5,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from enum import Enum
 from pathlib import Path
-from typing import Any, TypeVar
-
-import yaml
+from typing import Any, NamedTuple, TypeVar
 
 from aidd.audits.names import is_audit_name, kebab, normalize_name
 from aidd.errors import NotFoundError, UsageError, ValidationError
@@ -41,8 +38,7 @@ class Lifecycle(Enum):
     REFERENCE = "reference"
 
 
-@dataclass(frozen=True)
-class AuditDefinition:
+class AuditDefinition(NamedTuple):
     name: str
     path: Path
     title: str
@@ -172,6 +168,8 @@ def parse_definition(path: Path, name: str) -> AuditDefinition:
 
 
 def _split_front_matter(text: str, path: Path) -> tuple[dict[str, Any], str]:
+    import yaml  # lazy: a run without audits never reads a definition (15 ms, as in config)
+
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].rstrip() != _FENCE:
         raise ValidationError(f"audit definition has no front matter (first line '---'), {path}")

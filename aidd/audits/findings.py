@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from aidd.audits.definitions import available
 from aidd.audits.names import kebab
@@ -36,8 +36,7 @@ def _longer_prefixes(paths: ProjectPaths, prefix: str) -> tuple[str, ...]:
     return tuple(p for p in known if p.startswith(prefix) and p != prefix)
 
 
-@dataclass(frozen=True)
-class FindingsReport:
+class FindingsReport(NamedTuple):
     new: int
     changed: int
     invalid: tuple[InvalidFinding, ...]

@@ -3,8 +3,8 @@ reaches its limit (checked before every attempt); 0 is no budget."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
+from typing import NamedTuple
 
 from aidd.budget.spent import Spent
 
@@ -29,8 +29,7 @@ class Budget(Enum):
         return self in (Budget.COST_USD, Budget.DAILY_COST_USD)
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(NamedTuple):
     wall_time_s: float = 0
     tokens: int = 0
     cost_usd: float = 0
@@ -42,8 +41,7 @@ class Limits:
         return bool(self.daily_tokens or self.daily_cost_usd)
 
 
-@dataclass(frozen=True)
-class Exhausted:
+class Exhausted(NamedTuple):
     budget: Budget
     limit: float
     used: float

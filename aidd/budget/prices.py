@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from aidd.numbers import money, shown
 from aidd.resources import package_data
@@ -17,8 +16,7 @@ _PER = 1_000_000  # the table's prices are per million tokens
 _DATE_SUFFIX = re.compile(r"-(?:[0-9]{8}|[0-9]{4}-[0-9]{2}-[0-9]{2})$")
 
 
-@dataclass(frozen=True)
-class Price:
+class Price(NamedTuple):
     """USD per million tokens of each kind; reasoning is billed as output."""
 
     input: float
@@ -32,8 +30,7 @@ class Price:
         return sum(rates.get(kind, 0.0) * count for kind, count in tokens.items()) / _PER
 
 
-@dataclass(frozen=True)
-class PriceTable:
+class PriceTable(NamedTuple):
     date: str  # when the prices were read; shown beside every estimate
     models: Mapping[str, Price]
 
@@ -55,8 +52,7 @@ def price_table() -> PriceTable:
     return PriceTable(str(data["date"]), models)
 
 
-@dataclass(frozen=True)
-class Cost:
+class Cost(NamedTuple):
     """What one attempt cost, as `iteration_end` records it."""
 
     usd: float | None  # None: unknown (no figure from the CLI, no price for the model)

@@ -5,17 +5,15 @@ skipped, never trusted into a crash)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from aidd.events import read_events
 from aidd.numbers import count, money
 
 
-@dataclass(frozen=True)
-class Spent:
+class Spent(NamedTuple):
     tokens: int = 0  # every kind summed: input, output, reasoning, cache read and write
     cost_usd: float = 0.0  # reported and estimated dollars; unknown costs add nothing
     estimated: bool = False  # some of cost_usd is aidd's estimate

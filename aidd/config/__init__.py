@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from aidd.config.files import HELD, convert_or_raise, project_layer, read_yaml
 from aidd.errors import UsageError
@@ -19,8 +19,7 @@ from aidd.notify.targets import Target
 from aidd.options import BY_NAME, OPTIONS, Option
 
 
-@dataclass(frozen=True)
-class Actions:
+class Actions(NamedTuple):
     """One-shot actions and `--json`: flags only, never configured (CLI-32)."""
 
     extract_batch: bool = False
@@ -75,8 +74,7 @@ REPORT_VALUES = (
 )
 
 
-@dataclass(frozen=True)
-class ConfigProblem:
+class ConfigProblem(NamedTuple):
     """A config layer's error that `load_settings(lenient=True)` (the doctor's) set aside
     instead of raising: that layer, or that variable, was left out."""
 

@@ -4,8 +4,8 @@ exit code it stands for when it fails. The worst failure decides the doctor's ex
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from enum import Enum, unique
+from typing import NamedTuple
 
 from aidd.errors import ExitCode
 
@@ -18,8 +18,7 @@ class Status(Enum):
     SKIP = "skip"  # not checked: --offline, or what it needs failed already
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     name: str  # the check, e.g. "cli", "auth", "disk"
     status: Status
     detail: str  # what was found, one line

@@ -8,14 +8,13 @@ import os
 import select
 import subprocess
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from aidd import spawning
 from aidd.clock import Clock
 from aidd.fsio import FileTooLargeError, UnsafePathError, open_file, read_file, write_all
 from aidd.gate.commands import GateCommand
-from aidd.gate.junit import JunitError, failing_tests
 from aidd.logs.cleaning import clean_bytes
 from aidd.session import proctree
 from aidd.session.orphans import gate_environment, new_mark, not_of_gate
@@ -29,8 +28,7 @@ _GRACE_S = 2.0
 _POLL_S = 0.25
 
 
-@dataclass(frozen=True)
-class CommandRun:
+class CommandRun(NamedTuple):
     """What one command did. `exit` is None when aidd killed it (timeout or stop)."""
 
     command: GateCommand
@@ -56,8 +54,7 @@ class CommandRun:
         return f"exited {self.exit}"
 
 
-@dataclass(frozen=True)
-class GateRequest:
+class GateRequest(NamedTuple):
     commands: tuple[GateCommand, ...]
     root: Path  # where the commands run: the project, or a slot's worktree (--parallel N)
     env: Mapping[str, str]
@@ -198,6 +195,8 @@ def _junit(root: Path, command: GateCommand, before: tuple[int, int] | None
            ) -> tuple[frozenset[str] | None, str | None]:
     if command.junit is None:
         return None, None
+    from aidd.gate.junit import JunitError, failing_tests  # lazy: xml, for a gate with reports
+
     path = root / command.junit
     try:
         info = path.lstat()

@@ -4,15 +4,13 @@ words, made from the event's fields (docs/events.md). Pure: events in, notes out
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from aidd.notify.targets import Target, Trigger
 
 
-@dataclass(frozen=True)
-class Note:
+class Note(NamedTuple):
     """One notification, the same for every target that hears it."""
 
     trigger: Trigger

@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from aidd.fsio import make_dirs, open_file, open_read, unlink
 
 Signature = tuple[int, ...] | None
 
 
-@dataclass(frozen=True)
-class Repo:
+class Repo(NamedTuple):
     git_dir: Path
     work_tree: Path
     private: bool

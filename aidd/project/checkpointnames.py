@@ -5,8 +5,8 @@ the checkpoints, the rollback, the previous run's reading and `--rollback`'s wor
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 REF_ROOT = "refs/aidd/checkpoints"
 # A run id as aidd makes them (events.make_run_id): its UTC start, then its pid. Only refs of
@@ -38,8 +38,7 @@ def rank(label: str) -> tuple[str, int]:
     return (number, order.get(kind, 3)) if number.isdigit() else ("~" + label, 3)
 
 
-@dataclass(frozen=True)
-class Listed:
+class Listed(NamedTuple):
     run: str
     label: str
     ref: str
@@ -67,6 +66,6 @@ def parse_listing(out: str) -> list[Listed]:
     last: dict[str, str] = {}
     for n, row in enumerate(rows):
         if last.get(row.run) == row.commit:
-            rows[n] = replace(row, files=0)
+            rows[n] = row._replace(files=0)
         last[row.run] = row.commit
     return rows

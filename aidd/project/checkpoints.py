@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NamedTuple
 
 from aidd.fsio import make_dirs, unlink, write_atomic
 from aidd.project import checkpointindex
@@ -60,8 +60,7 @@ class RefusedError(CheckpointError):
     file pointing elsewhere, `commondir`, alternates, linked folders): no checkpoints there."""
 
 
-@dataclass(frozen=True)
-class Checkpoint:
+class Checkpoint(NamedTuple):
     label: str  # NNN, NNN-prekill or NNN-end
     ref: str
     commit: str
@@ -279,7 +278,7 @@ class CheckpointStore:
     def exists(self) -> bool:
         """A repository holds this project's checkpoints (asking never makes one), and its
         layout is safe to read."""
-        try:  # not kept: only `repo` (which makes the private one safe) is used for writing
+        try:
             self._open(create=False)
         except CheckpointError:
             return False
@@ -287,7 +286,10 @@ class CheckpointStore:
 
     # -- the repository ------------------------------------------------------------------
     def _open(self, create: bool = True) -> Repo:
-        """The project's own repository, else the private one (made when `create`)."""
+        """The project's own repository (kept: found once a run), else the private one (made
+        when `create`, and kept by `repo` alone, which makes it safe)."""
+        if self._repo is not None and not self._repo.private:
+            return self._repo  # `exists` then `repo` at the first checkpoint: one rev-parse
         if which(self._env) is None:
             raise CheckpointError("git not found on PATH")
         found = self._try("rev-parse", "--absolute-git-dir", "--show-toplevel")
@@ -296,7 +298,8 @@ class CheckpointStore:
             problem = own_problem(self.root, Path(lines[1]), Path(lines[0]))
             if problem is not None:
                 raise RefusedError(f"checkpoints off: {problem}")
-            return Repo(Path(lines[0]), Path(lines[1]), private=False)
+            self._repo = Repo(Path(lines[0]), Path(lines[1]), private=False)
+            return self._repo
         private = self.root / PRIVATE_REPO
         if not create and (not private.is_dir() or layout_problem(private) is not None):
             raise CheckpointError("this project has no checkpoints")
@@ -365,25 +368,16 @@ class CheckpointStore:
         # NUL-separated, unquoted: the names as `add -v` gives them (`tree`), and any name.
         args = (("ls-tree", "-r", "-z", "--name-only", tree) if parent is None else
                 ("diff-tree", "-r", "-z", "--name-only", "--no-renames", parent, tree))
-        done = self._done(env, args, None)
-        if not done.ok:
-            raise CheckpointError(f"git {args[0]} failed: {done.why}")
         return sorted(name.decode("utf-8", "surrogateescape")
-                      for name in done.out.split(b"\0") if name)
+                      for name in self._done(env, args, None, check=True).out.split(b"\0") if name)
 
     # -- running git ---------------------------------------------------------------------
     def git_bytes(self, git: Git, stdin: bytes, *args: str) -> bytes:
         """A read whose output is bytes (blobs, `-z` listings), fed `stdin`: the report's."""
-        done = self._done(git, args, stdin)
-        if not done.ok:
-            raise CheckpointError(f"git {args[0]} failed: {done.why}")
-        return done.out
+        return self._done(git, args, stdin, check=True).out
 
     def git(self, git: Git, *args: str, stdin: bytes | None = None) -> str:
-        done = self._done(git, args, stdin)
-        if not done.ok:
-            raise CheckpointError(f"git {args[0]} failed: {done.why}")
-        return done.text
+        return self._done(git, args, stdin, check=True).text
 
     def _try(self, *args: str, git: Git | None = None) -> str | None:
         """stdout of a git run whose failure is an answer (None), not an error."""
@@ -391,10 +385,14 @@ class CheckpointStore:
         return done.text if done.ok else None
 
     @staticmethod
-    def _done(git: Git, args: tuple[str, ...], stdin: bytes | None) -> Done:
+    def _done(git: Git, args: tuple[str, ...], stdin: bytes | None, check: bool = False) -> Done:
+        """A git run; with `check`, one that failed is an error."""
         try:
-            return git.run(*args, stdin=stdin)
+            done = git.run(*args, stdin=stdin)
         except GitError as exc:
             raise CheckpointError(str(exc)) from None
+        if check and not done.ok:
+            raise CheckpointError(f"git {args[0]} failed: {done.why}")
+        return done
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum, unique
+from typing import NamedTuple
 
 from aidd.project import featurestate, markers
 from aidd.project.features import FeatureFile, is_unfixed, load_features
@@ -52,15 +52,13 @@ def judge(file: FeatureFile) -> FeatureVerdict:
     return FeatureVerdict.NOT_DONE
 
 
-@dataclass(frozen=True)
-class FailingFeature:
+class FailingFeature(NamedTuple):
     name: str  # the feature's directory, relative to features/
     verdict: FeatureVerdict
     workable: bool = True  # aidd's agent may work on it (an invalid file it may repair)
 
 
-@dataclass(frozen=True)
-class CompletionState:
+class CompletionState(NamedTuple):
     features_dir: bool
     counted: int
     failing: tuple[FailingFeature, ...]
@@ -115,8 +113,7 @@ class CompletionOutcome(Enum):
     NOT_COMPLETE = "not_complete"
 
 
-@dataclass(frozen=True)
-class CompletionVerdict:
+class CompletionVerdict(NamedTuple):
     outcome: CompletionOutcome
     state: CompletionState
     reset: tuple[Marker, ...] = ()  # markers deleted because the project is not complete

@@ -8,6 +8,7 @@ import pwd
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from aidd.resources import checkout_root
 
@@ -33,8 +34,7 @@ class ListSources:
         return [d / name for d in dirs if d is not None]
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """One list line: `SRC` or `SRC -> TARGET`, with its place for messages."""
 
     where: str

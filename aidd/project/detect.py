@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from aidd.fsio import read_file, write_atomic
 from aidd.project import jsonfile, limits
@@ -42,8 +41,7 @@ def has_feature_set(paths: ProjectPaths) -> bool:
     return any(Path(c).is_file() for c in candidates(paths))
 
 
-@dataclass(frozen=True)
-class ProjectState:
+class ProjectState(NamedTuple):
     """`.automaker/aidd-state.json` (LAY-16): unknown keys are kept on rewrite."""
 
     origin: Origin | None

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from aidd.project.features import load_features
 from aidd.project.featurescan import FEATURE_FILE, reread, rewrite
@@ -24,8 +23,7 @@ AGENT_KEYS = frozenset({"status", "passes", "updatedAt", "gateNote"})
 _ABSENT = object()  # a key the version does not have
 
 
-@dataclass(frozen=True)
-class Restored:
+class Restored(NamedTuple):
     name: str  # the feature's directory under features/
     keys: tuple[str, ...]
 

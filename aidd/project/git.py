@@ -19,6 +19,7 @@ import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from aidd import spawning
 from aidd.project.gitlayout import ConfigFiles, config_files
@@ -71,8 +72,7 @@ class GitError(Exception):
     """git could not be started, took too long, or (when checked) failed."""
 
 
-@dataclass(frozen=True)
-class Done:
+class Done(NamedTuple):
     code: int
     out: bytes
     err: bytes

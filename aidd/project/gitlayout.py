@@ -11,9 +11,8 @@ import re
 import stat
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import NamedTuple, TypeVar, cast
 
 from aidd.fsio import read_file
 
@@ -78,8 +77,7 @@ _PATH_KEY = re.compile(r"\s*path\s*=\s*(.*)", re.IGNORECASE)
 _RACY_NS = 3_000_000_000
 
 
-@dataclass(frozen=True)
-class ConfigFiles:
+class ConfigFiles(NamedTuple):
     """The repository config git would read in one place (issue 27, issue 33)."""
 
     problem: str | None  # why git would block on opening one of them, or None

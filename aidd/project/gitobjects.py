@@ -19,8 +19,8 @@ import re
 import time
 import zlib
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from aidd.fsio import TMP_PREFIX, open_dir, open_read, place, read_file, remove_stale_temps
 from aidd.project.gitlayout import remembered
@@ -31,8 +31,7 @@ _PACKED_LIMIT = 8 << 20  # a packed-refs larger than this is git's to read
 _OBJECT = 0o444  # git's own loose objects are read-only
 
 
-@dataclass(frozen=True)
-class Objects:
+class Objects(NamedTuple):
     """Where one repository keeps its objects and refs (`common`: the repository's own git
     directory, a linked worktree's shared one), below `root` (fsio's boundary)."""
 

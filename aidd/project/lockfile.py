@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from aidd import __version__
 from aidd.errors import LockHeldError
@@ -66,8 +66,7 @@ class HolderState(Enum):
     OTHER_HOST = "other_host"  # written on another host, whose processes cannot be seen
 
 
-@dataclass(frozen=True)
-class Holder:
+class Holder(NamedTuple):
     """Who a lock record names, and whether it lives: the one answer every reader uses
     (docs/architecture.md "Owners")."""
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum, unique
 from pathlib import Path
+from typing import NamedTuple
 
 from aidd.fsio import FileTooLargeError, read_file, write_atomic
 from aidd.project import limits
@@ -22,8 +22,7 @@ class Marker(Enum):
         return paths.completion_pending if self is Marker.PENDING else paths.completed
 
 
-@dataclass(frozen=True)
-class MarkerState:
+class MarkerState(NamedTuple):
     """The markers' contents (their times); None when a marker is absent."""
 
     pending_since: str | None

@@ -5,9 +5,9 @@ never an exception; every write stays inside the project, outside `.git/` and ai
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import NamedTuple
 
 from aidd.fsio import TMP_PREFIX, make_dirs
 from aidd.project.copylists import (
@@ -37,14 +37,12 @@ class Level(StrEnum):
     WARN = "WARN"
 
 
-@dataclass(frozen=True)
-class Message:
+class Message(NamedTuple):
     level: Level
     text: str
 
 
-@dataclass(frozen=True)
-class SyncResult:
+class SyncResult(NamedTuple):
     messages: tuple[Message, ...] = ()
     dirs: int = 0
     files: int = 0

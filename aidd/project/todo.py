@@ -6,9 +6,9 @@ Also finds the TODO file the status report shows (FEA-33).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from enum import Enum, unique
 from pathlib import Path
+from typing import NamedTuple
 
 from aidd.fsio import read_file
 from aidd.project import limits
@@ -51,8 +51,7 @@ def item_text(line: str) -> str:
     return line[item.end() :].strip() if item else line.strip()
 
 
-@dataclass(frozen=True)
-class TodoSummary:
+class TodoSummary(NamedTuple):
     """Classified lines of one TODO file; item texts are in file order."""
 
     actionable: tuple[str, ...] = ()

@@ -10,8 +10,8 @@ import hashlib
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from aidd.fsio import make_dirs, read_file, unlink, write_atomic
 from aidd.project.approvals import data_home
@@ -58,8 +58,7 @@ def base_dir(root: Path, environ: Mapping[str, str], chosen: Path | None = None)
     return base
 
 
-@dataclass(frozen=True)
-class Worktree:
+class Worktree(NamedTuple):
     feature_id: str
     path: Path
     git_dir: Path  # its own git directory, `<common>/worktrees/<name>`
@@ -69,8 +68,7 @@ class Worktree:
         return BRANCH_PREFIX + self.feature_id
 
 
-@dataclass(frozen=True)
-class Leftovers:
+class Leftovers(NamedTuple):
     """What a killed run left, and what was done with it at the next start."""
 
     removed: tuple[str, ...]  # worktree folders removed (their work committed first)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, is_dataclass, replace
+from dataclasses import dataclass, fields, is_dataclass
 from datetime import datetime
 from enum import Enum
-from typing import Any
+from typing import Any, NamedTuple
 
 from aidd.project.paths import ProjectPaths
 from aidd.prompts.select import PromptKind
@@ -29,14 +29,12 @@ class Namespace(dict[str, Any]):
         return self._dotted
 
 
-@dataclass(frozen=True)
-class ProjectInfo:
+class ProjectInfo(NamedTuple):
     dir: str  # absolute
     name: str
 
 
-@dataclass(frozen=True)
-class CliInfo:
+class CliInfo(NamedTuple):
     name: str  # the --cli value, also naming its partial `_cli/<name>.md`
     display_name: str
 
@@ -48,14 +46,12 @@ class IterationInfo:
     max: int = 0  # --max-iterations; 0 = unlimited
 
 
-@dataclass(frozen=True)
-class PhaseInfo:
+class PhaseInfo(NamedTuple):
     name: str = "main"  # main, audit, post-completion audit, remediation
     cycle: int = 0  # remediation cycle (AUD-40), 0 outside remediation
 
 
-@dataclass(frozen=True)
-class PromptPaths:
+class PromptPaths(NamedTuple):
     """Project-relative paths the prompts name (`paths.*`)."""
 
     spec: str
@@ -79,27 +75,23 @@ class PromptPaths:
         )
 
 
-@dataclass(frozen=True)
-class MilestoneFilter:
+class MilestoneFilter(NamedTuple):
     name: str
     description: str
     features: tuple[str, ...]  # feature directory names (FEA-42)
 
 
-@dataclass(frozen=True)
-class FeatureFocus:
+class FeatureFocus(NamedTuple):
     directory: str  # resolved directory name (FEA-43)
     value: str  # the raw --feature value
 
 
-@dataclass(frozen=True)
-class FieldFilter:
+class FieldFilter(NamedTuple):
     name: str  # --filter-by
     value: str  # --filter
 
 
-@dataclass(frozen=True)
-class FilterInfo:
+class FilterInfo(NamedTuple):
     milestone: MilestoneFilter | None = None
     feature: FeatureFocus | None = None
     field: FieldFilter | None = None
@@ -109,14 +101,12 @@ class FilterInfo:
         return any((self.milestone, self.feature, self.field))
 
 
-@dataclass(frozen=True)
-class InvalidFinding:
+class InvalidFinding(NamedTuple):
     path: str  # project-relative feature.json
     errors: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class AuditInfo:
+class AuditInfo(NamedTuple):
     """`audit.*` (AUD-20); all empty outside audit phases, so overrides never hit undefined."""
 
     name: str = ""
@@ -130,16 +120,14 @@ class AuditInfo:
     invalid_findings: tuple[InvalidFinding, ...] = ()
 
 
-@dataclass(frozen=True)
-class GateInfo:
+class GateInfo(NamedTuple):
     """`gate.*`: after an attempt whose validation gate found new failures, what failed."""
 
     red: bool = False
     report: str = ""  # the commands, the newly failing tests, the end of the output
 
 
-@dataclass(frozen=True)
-class ParallelInfo:
+class ParallelInfo(NamedTuple):
     """`parallel.*` (--parallel N > 1, issue 29): the one feature this agent owns, in its own
     worktree, and the others being worked elsewhere at the same time; empty with N = 1."""
 
@@ -148,8 +136,7 @@ class ParallelInfo:
     others: tuple[str, ...] = ()  # the feature folders other agents work now
 
 
-@dataclass(frozen=True)
-class LastAttemptInfo:
+class LastAttemptInfo(NamedTuple):
     """`last_attempt.*` (issue 32): the previous attempt at the same work, when it did not
     succeed, and how the previous run ended when it did not end cleanly; empty otherwise."""
 
@@ -171,8 +158,7 @@ class LastAttemptInfo:
     set_aside: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class TimeInfo:
+class TimeInfo(NamedTuple):
     iso: str
     unix: int
     date: str  # YYYY-MM-DD, local
@@ -182,8 +168,7 @@ class TimeInfo:
         return cls(now.isoformat(timespec="seconds"), int(now.timestamp()), now.date().isoformat())
 
 
-@dataclass(frozen=True)
-class PromptContext:
+class PromptContext(NamedTuple):
     aidd_version: str
     project: ProjectInfo
     cli: CliInfo
@@ -205,7 +190,7 @@ class PromptContext:
     parallel: ParallelInfo = ParallelInfo()
 
     def with_nudge(self, silence_s: int) -> PromptContext:
-        return replace(self, nudge_silence=silence_s)
+        return self._replace(nudge_silence=silence_s)
 
     def to_dict(self) -> dict[str, Any]:
         """The Jinja context. Filters reach only the kinds that take a preamble (PRM-22)."""
@@ -234,18 +219,26 @@ class PromptContext:
 
 
 def _filters(info: FilterInfo) -> Namespace:
-    items = {f.name: _convert(f"filters.{f.name}", getattr(info, f.name)) for f in fields(info)}
+    items = {name: _convert(f"filters.{name}", getattr(info, name)) for name in info._fields}
     return Namespace("filters", {**items, "active": info.active})
 
 
 def _convert(path: str, value: Any) -> Any:
-    if is_dataclass(value) and not isinstance(value, type):
-        return Namespace(
-            path,
-            {f.name: _convert(f"{path}.{f.name}", getattr(value, f.name)) for f in fields(value)},
-        )
+    names = _record_fields(value)
+    if names is not None:
+        return Namespace(path, {n: _convert(f"{path}.{n}", getattr(value, n)) for n in names})
     if isinstance(value, tuple | list):
         return [_convert(f"{path}[{i}]", item) for i, item in enumerate(value)]
     if isinstance(value, Enum):
         return value.value
     return value
+
+
+def _record_fields(value: Any) -> tuple[str, ...] | None:
+    """A record's field names: a named tuple's, or a dataclass's (`IterationInfo`, whose
+    `index` would hide the tuple method); None for any other value."""
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return tuple(value._fields)
+    if is_dataclass(value) and not isinstance(value, type):
+        return tuple(f.name for f in fields(value))
+    return None

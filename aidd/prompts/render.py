@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
-from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -218,7 +217,7 @@ class PromptRenderer:
                 pending.extend(self._compile(name))
         if sample is not None:
             for kind in kinds:
-                self.render_prompt(replace(sample, kind=kind))
+                self.render_prompt(sample._replace(kind=kind))
             self.render_nudge(sample)
         return done
 

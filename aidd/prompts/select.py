@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
+from typing import NamedTuple
 
 
 class PromptKind(Enum):
@@ -81,8 +81,7 @@ def choose_mode(*, directive: bool, audit: bool, todo: bool, validate: bool,
     return given[0], f"several mode flags given ({names}); {given[0].flag} wins"
 
 
-@dataclass(frozen=True)
-class CascadeState:
+class CascadeState(NamedTuple):
     """Everything the cascade looks at: the run's mode and this iteration's facts."""
 
     mode: Mode = Mode.DEFAULT
@@ -93,8 +92,7 @@ class CascadeState:
     existing_codebase: bool = False  # recorded origin is `existing` (LAY-16)
 
 
-@dataclass(frozen=True)
-class Selection:
+class Selection(NamedTuple):
     kind: PromptKind
     reason: str  # why this kind won, for the header and events (PRM-4)
     completion_review: bool = False
@@ -133,8 +131,7 @@ def select_prompt(state: CascadeState) -> Selection:
     )
 
 
-@dataclass(frozen=True)
-class ModelOptions:
+class ModelOptions(NamedTuple):
     """`--model`, `--init-model`, `--code-model`, `--audit-model`; empty means not given."""
 
     model: str | None = None

@@ -12,7 +12,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from aidd.reports.healthtally import FAILURES, Tally
 from aidd.reports.morning.fmt import attempt, clean, duration, plural
@@ -28,8 +28,7 @@ class Verdict(Enum):
     FAILED = "failed"
 
 
-@dataclass(frozen=True)
-class Reason:
+class Reason(NamedTuple):
     kind: str  # one per class, e.g. "provider_error", "stuck", "features_left"
     what: str  # one line: what happened, with counts
     next: str  # what a person would do: a command with --project-dir, or a flag
@@ -38,8 +37,7 @@ class Reason:
         return {"kind": self.kind, "what": self.what, "next": self.next}
 
 
-@dataclass(frozen=True)
-class Health:
+class Health(NamedTuple):
     verdict: Verdict
     headline: str  # why, in one line: the failing causes, else the first reason
     reasons: tuple[Reason, ...]  # most urgent first, one per kind
@@ -62,8 +60,7 @@ class Health:
                 "reasons": [r.to_json() for r in self.reasons]}
 
 
-@dataclass(frozen=True)
-class FeaturesLeft:
+class FeaturesLeft(NamedTuple):
     """Counted features not done at the end (neither done nor waiting for a review)."""
 
     left: int

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from aidd.events import read_events, slot_of
 from aidd.project.lockfile import HolderState, lock_holder
@@ -22,8 +22,7 @@ from aidd.session import procfs
 Event = dict[str, Any]  # as events.jsonl holds it: untrusted
 
 
-@dataclass(frozen=True)
-class LastIteration:
+class LastIteration(NamedTuple):
     number: int | None
     result: int | None
     outcome: str | None  # as recorded in events.jsonl (LOG-42)
@@ -41,8 +40,7 @@ class Lane:
     working: bool  # that attempt is running (else it ended: its merge, or the next one, waits)
 
 
-@dataclass(frozen=True)
-class RunState:
+class RunState(NamedTuple):
     running: bool | None  # None: the lock names another host, so it cannot be checked
     pid: int | None
     started_at: str | None

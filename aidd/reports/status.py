@@ -16,12 +16,10 @@ from aidd.project.features import Feature, FeatureFile, gc_paused, is_unfixed, l
 from aidd.project.featurestate import WorkState
 from aidd.project.filters import FeatureFilter, counted_features
 from aidd.project.markers import read_markers
-from aidd.project.migrate import reads_differently
 from aidd.project.paths import ProjectPaths
 from aidd.project.todo import find_todo_file, read_todo, searched_names
 from aidd.reports.health import FeaturesLeft
 from aidd.reports.running import LiveRun, read_run_state
-from aidd.reports.statusjson import status_json
 from aidd.reports.statusreport import CategoryRow, FeatureCounts, StatusReport, TodoReport
 
 # Re-exported for run/iteration.py until it calls `refresh_status_file` instead.
@@ -71,9 +69,14 @@ def build_status(
 def _notes(paths: ProjectPaths, files: list[FeatureFile], exists: bool) -> tuple[str, ...]:
     if not exists:
         return (f"{paths.rel(paths.features)} does not exist yet",)
-    # `passes` first: reads_differently needs it, and most files fail it without a call.
-    old = sum(1 for f in files if f.feature is not None and f.feature.passes
-              and reads_differently(f.data))
+    # `passes` first: reads_differently needs it, and most files fail it without a call;
+    # --migrate-features' module is imported only then (a run's status.md at each attempt).
+    passed = [f for f in files if f.feature is not None and f.feature.passes]
+    if not passed:
+        return ()
+    from aidd.project.migrate import reads_differently
+
+    old = sum(1 for f in passed if reads_differently(f.data))
     if not old:
         return ()
     return (f"{old} feature file(s) say passes: true with status in_progress: an earlier "
@@ -174,6 +177,8 @@ def print_status(
     now = (clock or SystemClock()).now()
     report, text = refresh_status_file(paths, filters, now, require_features=True)
     if as_json:
+        from aidd.reports.statusjson import status_json  # lazy: a run writes the text only
+
         text = json_text(status_json(report))
     print_out(text)
     return ExitCode.SUCCESS

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
 
 from aidd.project.filters import FeatureFilter
 from aidd.project.markers import MarkerState
@@ -15,8 +16,7 @@ from aidd.reports.running import RunState
 PRIORITY_COLUMNS = ("high", "medium", "low", "other")
 
 
-@dataclass(frozen=True)
-class FeatureCounts:
+class FeatureCounts(NamedTuple):
     total: int = 0
     done: int = 0  # featurestate: verified or completed, or passes without a status
     failing: int = 0  # neither done nor waiting for a person (open or in progress)
@@ -34,15 +34,13 @@ class FeatureCounts:
         return self.done * 100 // self.total if self.total else 0
 
 
-@dataclass(frozen=True)
-class CategoryRow:
+class CategoryRow(NamedTuple):
     name: str
     total: int
     priority: tuple[int, int, int, int]  # in the order of PRIORITY_COLUMNS
 
 
-@dataclass(frozen=True)
-class TodoReport:
+class TodoReport(NamedTuple):
     file: str | None  # project-relative; None when no TODO file exists
     summary: TodoSummary | None
     searched: tuple[str, ...]

@@ -5,19 +5,21 @@ once `run_end` is written, which stays the run's last line)."""
 
 from __future__ import annotations
 
+import os
 import shutil
-import socket
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from aidd.notify.courier import Courier, OnOutcome
-from aidd.notify.heartbeat import HEARTBEAT, Heartbeat
 from aidd.notify.rules import Rules, job
 from aidd.notify.targets import Target, TargetKind
 from aidd.run.journal import Journal
 from aidd.run.preflight import RunPlan
 from aidd.session.orphans import MARK_VAR
+
+if TYPE_CHECKING:  # imported by a run that notifies: most runs need neither (issue 33)
+    from aidd.notify.courier import Courier, OnOutcome
+    from aidd.notify.heartbeat import Heartbeat
 
 # At the run's end, how long aidd waits to hear how its last notifications went. A dead endpoint
 # costs the run this much and no more (issue 16: within 1 s); the worker goes on delivering.
@@ -25,12 +27,14 @@ from aidd.session.orphans import MARK_VAR
 END_WAIT_S = 0.9
 END_RETRY_PAUSE_S = 0.05  # three tries of a refused connection fit in END_WAIT_S
 
-MakeCourier = Callable[[Mapping[str, str], OnOutcome], Courier]
+MakeCourier: TypeAlias = "Callable[[Mapping[str, str], OnOutcome], Courier]"
 
 
 class Alarms:
-    def __init__(self, plan: RunPlan, journal: Journal, courier: MakeCourier = Courier) -> None:
-        """`courier` makes the worker's courier (tests play it in-process)."""
+    def __init__(self, plan: RunPlan, journal: Journal,
+                 courier: MakeCourier | None = None) -> None:
+        """`courier` makes the worker's courier (default: `Courier`; tests play it
+        in-process)."""
         self.plan = plan
         self.journal = journal
         self._make_courier = courier
@@ -38,7 +42,7 @@ class Alarms:
         self._courier: Courier | None = None
         self._heartbeat: Heartbeat | None = None
         self._rules = Rules((), plan.paths.root.name)
-        self._host = socket.gethostname()
+        self._host = os.uname().nodename
         self._lock = threading.RLock()  # the reporting thread emits; so may the run
         self._ended = False  # run_end is written or on its way: only notify_failed may follow
         self._beat_ok = True  # the last heartbeat ping went through
@@ -70,7 +74,10 @@ class Alarms:
         targets = self._usable(settings.notify_targets)
         if not targets and settings.heartbeat_url is None:
             return
-        courier = self._make_courier(self._env, self._on_outcome)
+        from aidd.notify.courier import Courier
+        from aidd.notify.heartbeat import Heartbeat
+
+        courier = (self._make_courier or Courier)(self._env, self._on_outcome)
         try:
             courier.start()
         except OSError as exc:
@@ -119,6 +126,8 @@ class Alarms:
     # -- from the courier's thread: an outcome ---------------------------------------------------
     def _on_outcome(self, item: Mapping[str, Any], ok: bool, why: str | None,
                     tries: int) -> None:
+        from aidd.notify.heartbeat import HEARTBEAT  # imported by `_start` already
+
         trigger, shown = str(item.get("trigger")), str(item.get("shown"))
         with self._lock:
             if trigger == HEARTBEAT:

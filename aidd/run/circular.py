@@ -6,7 +6,7 @@ left with nothing workable but set-aside features ends with reason `set_aside`."
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from aidd.project import featurestate
 from aidd.project.featurescan import FEATURE_FILE, reread, rewrite
@@ -34,14 +34,12 @@ def same_way(attempt: Attempt, gate_failures: tuple[str, ...]) -> SameWay | None
     return None if attempt.tree is None else ("tree", attempt.tree)
 
 
-@dataclass(frozen=True)
-class Ended:
+class Ended(NamedTuple):
     number: int
     words: str  # how it ended
 
 
-@dataclass(frozen=True)
-class SetAside:
+class SetAside(NamedTuple):
     feature: str  # its folder
     attempts: tuple[Ended, ...]  # the attempts that ended the same way, oldest first
 

@@ -5,8 +5,8 @@ the pauses: the rate-limit sleep and pacing (SUP-3, SUP-50..72, EXIT-2..4)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from aidd.agents.ratelimit import QuotaWindow
 from aidd.config import Settings
@@ -40,8 +40,7 @@ STUCK_LIMIT = 3
 FATAL_HINT = "fix the agent CLI's authentication, billing or permissions, then run aidd again"
 
 
-@dataclass(frozen=True)
-class Precheck:
+class Precheck(NamedTuple):
     end: PhaseEnd | RunEnd | None = None  # None: run the attempt
     completion_review: bool = False  # this attempt reviews a project that looks complete
 
@@ -236,8 +235,7 @@ def pace(plan: RunPlan, journal: Journal, life: Lifecycle, counters: Counters, n
     return pause(life, counters, wait.seconds)
 
 
-@dataclass(frozen=True)
-class _Wait:
+class _Wait(NamedTuple):
     until: datetime
     seconds: float
     capped_from: datetime | None  # the wake the reset asked for, when the cap cut it

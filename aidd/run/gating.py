@@ -7,13 +7,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aidd.clock import Clock
-from aidd.gate import passes
 from aidd.gate.runner import CommandRun, GateRequest, run_gate
-from aidd.gate.verdict import CommandVerdict, GateVerdict, baseline_of, judge
 from aidd.run.journal import Journal
 from aidd.run.preflight import RunPlan
+
+# The verdict and the passing features are read only when a gate is configured: a plain run
+# imports neither (issue 33), so each use imports its own.
+if TYPE_CHECKING:
+    from aidd.gate.verdict import CommandVerdict, GateVerdict
 
 RunGate = Callable[[GateRequest], tuple[CommandRun, ...]]
 _NAMED = 5  # failures or features named on one console line
@@ -53,6 +57,8 @@ class Gatekeeper:
             return
         if self._baseline is None:
             self._run_baseline(number)
+        from aidd.gate import passes
+
         self._before = passes.passing(self.plan.paths)
 
     def after_attempt(self, number: int, success: bool) -> bool:
@@ -112,6 +118,8 @@ class Gatekeeper:
         start = self.clock.monotonic()
         self.journal.say("gate: running the baseline (failures found now will not block)")
         runs = self._run(self._request(number, ".gate-baseline.log"))
+        from aidd.gate.verdict import baseline_of
+
         self._baseline = baseline_of(runs)
         for run in runs:
             state = "ok" if run.ok else (_count(len(run.failing), "failing test")
@@ -132,6 +140,8 @@ class Gatekeeper:
 
     def _judged(self, number: int, root: Path, journal: Journal) -> GateVerdict:
         runs = self._run(self._request(number, ".gate.log", root))
+        from aidd.gate.verdict import judge
+
         verdict = judge(number, runs, self._baseline or {})
         log = self.plan.paths.rel(self.plan.paths.log(number, ".gate.log"))
         for cv in verdict.commands:
@@ -141,6 +151,8 @@ class Gatekeeper:
     def _passed_under_red(self, verdict: GateVerdict) -> None:
         """Features this attempt set passing while its gate is red: said, and with
         gate-revert-passes set back to `passes: false` with a note."""
+        from aidd.gate import passes
+
         paths = self.plan.paths
         newly = sorted(passes.passing(paths) - self._before)
         if not newly:

@@ -4,7 +4,6 @@ of every attempt log (LOG-42, SUP-95, SUP-96)."""
 from __future__ import annotations
 
 import os
-import socket
 from datetime import datetime
 
 from aidd import __version__
@@ -33,7 +32,7 @@ def emit_run_start(plan: RunPlan, journal: Journal) -> None:
         "run_start",
         aidd_version=__version__,
         pid=os.getpid(),
-        host=socket.gethostname(),
+        host=os.uname().nodename,
         project_dir=str(plan.paths.root),
         cli=s.cli,
         cli_version=plan.cli_version,

@@ -5,14 +5,13 @@ about the attempt afterwards; the loop closes it."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from aidd.agents.base import COST_FIELD
 from aidd.audits.definitions import copy_definitions
 from aidd.budget.prices import Cost, attempt_cost
 from aidd.clock import Clock
 from aidd.fsio import place
-from aidd.logs.extract import write_extraction
 from aidd.project.activity import FileActivity
 from aidd.project.attemptfeature import feature_of, features_changed
 from aidd.project.checkpoints import CheckpointStore
@@ -41,8 +40,7 @@ RunAttempt = Callable[[AttemptRequest], SessionOutcome]
 Recall = Callable[[Phase, PromptKind, str | None], LastAttemptInfo]
 
 
-@dataclass(frozen=True)
-class Attempt:
+class Attempt(NamedTuple):
     number: int  # its log, NNN.log
     selection: Selection
     outcome: SessionOutcome
@@ -254,6 +252,8 @@ class IterationRunner:
             tool_calls=outcome.tool_calls, assistant_chars=outcome.assistant_chars,
             feature=feature)
         if self.plan.settings.extract_structured and log is not None:
+            from aidd.logs.extract import write_extraction  # lazy: off by default (9 classes)
+
             warning = write_extraction(log.path)
             if warning:
                 journal.warn(warning, file=str(log.path))

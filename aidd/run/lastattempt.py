@@ -7,12 +7,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from aidd.fsio import open_read
 from aidd.logs.cleaning import clean_bytes
-from aidd.logs.handoff import handoff
 from aidd.prompts.context import LastAttemptInfo
 from aidd.prompts.select import PromptKind
 from aidd.run.iteration import Attempt
@@ -40,8 +39,7 @@ def work_of(phase: Phase, kind: PromptKind) -> Work:
     return phase.kind.value, phase.audit.name if phase.audit else "", kind.value
 
 
-@dataclass(frozen=True)
-class Ending:
+class Ending(NamedTuple):
     words: str  # how the attempt ended, as the prompt says it
     advice: str  # one sentence of what to do differently
 
@@ -159,10 +157,12 @@ def summarise(attempt: Attempt, gate_failures: tuple[str, ...], root: Path,
         files=tuple(_line(f, PATH_CHARS) for f in files[:FILES_SHOWN]),
         more_files=max(0, len(files) - FILES_SHOWN), advice=end.advice)
     if attempt.outcome.reason is not Reason.CONTEXT_EXHAUSTED:
-        return replace(info, transcript=transcript_tail(root, log))
+        return info._replace(transcript=transcript_tail(root, log))
     # The next attempt is a new conversation: aidd's hand-off instead of the log's last lines.
+    from aidd.logs.handoff import handoff  # lazy: only after a context exhaustion
+
     hand = handoff(_log_lines(root, log, HANDOFF_READ))
-    return replace(info, handoff=True, plan=hand.plan, last_message=hand.message)
+    return info._replace(handoff=True, plan=hand.plan, last_message=hand.message)
 
 
 def merge_refused(number: int, reason: str, why: str, branch: str,
@@ -204,9 +204,9 @@ class AttemptMemory:
         """The last attempt on `feature` when the attempt's feature is known at its start (the
         one --feature names or the one in progress), else the last attempt at the same work."""
         key: Work | str = work_of(phase, kind) if feature is None else feature
-        info = replace(self._failed.get(key, LastAttemptInfo()), set_aside=self.set_aside)
+        info = self._failed.get(key, LastAttemptInfo())._replace(set_aside=self.set_aside)
         previous = self._previous_run
-        return replace(info, previous_run=previous) if previous else info
+        return info._replace(previous_run=previous) if previous else info
 
 
 def _listed(items: tuple[str, ...]) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 from functools import partial
 
 from aidd.fsio import FileTooLargeError, read_file
-from aidd.project import boardmarks
 from aidd.project.features import load_features
 from aidd.project.paths import ProjectPaths
 from aidd.project.worktrees import BRANCH_PREFIX, WorktreeError, Worktrees, base_dir
@@ -27,6 +26,8 @@ def clean(plan: RunPlan, trees: Worktrees, journal: Journal) -> tuple[str, ...]:
         return ()
     journal.events.emit("worktrees_cleaned", removed=list(left.removed), kept=list(left.kept),
                         deleted=list(left.deleted))
+    from aidd.project import boardmarks  # lazy: only a killed --parallel run's marks
+
     for file in load_features(plan.paths, validate=False):
         rel = f".automaker/features/{file.dir_name}/feature.json"
         boardmarks.clear_left(plan.paths.root, rel, file.data, partial(trees.committed, rel),

@@ -4,8 +4,8 @@ to the project and with hardly any text did nothing; it becomes result 75, a fai
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from aidd.project.checkpoints import Checkpoint
 from aidd.project.fingerprint import fingerprint, metadata_fingerprint
@@ -19,8 +19,7 @@ from aidd.session.outcome import Outcome, Reason, SessionOutcome
 SMALL_TEXT_CHARS = 300
 
 
-@dataclass(frozen=True)
-class Before:
+class Before(NamedTuple):
     """The project before the attempt: checkpoint NNN's tree, or (checkpoints off or failing)
     the two fingerprints a later look compares."""
 

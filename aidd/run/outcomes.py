@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import NamedTuple
 
 from aidd.errors import ExitCode
 from aidd.numbers import count, money
@@ -24,8 +25,7 @@ class EndReason(Enum):
     SET_ASIDE = "set_aside"
 
 
-@dataclass(frozen=True)
-class RunEnd:
+class RunEnd(NamedTuple):
     """The run is over: its exit code, why, and for a fatal end the agent CLI's own words."""
 
     code: int

@@ -170,8 +170,13 @@ def _nudge_seconds(settings: Settings, warnings: list[str]) -> int:
 def _compiled_renderer(settings: Settings, paths: ProjectPaths, adapter: Adapter,
                        clock: Clock) -> PromptRenderer:
     """Every template compiles, and renders once with a sample context, before any agent
-    starts: a broken override fails the run at once, not at 3 a.m. (PRM-13)."""
+    starts: a broken override fails the run at once, not at 3 a.m. (PRM-13, AC-24). Without an
+    override there is nothing the sample could find that aidd's own tests do not render: the
+    project's templates are only compiled (nine renders fewer at each start, issue 33)."""
     renderer = PromptRenderer.for_project(paths, cache=CodeCache.for_user(settings.environ))
+    if not renderer.overridden_files():
+        renderer.compile_all(settings.cli)
+        return renderer
     sample = pc.PromptContext(
         aidd_version=__version__,
         project=pc.ProjectInfo(str(paths.root), paths.root.name),

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from aidd.events import tail_events
 from aidd.project.attemptfeature import feature_of
@@ -30,8 +29,7 @@ GATE_NAMES, GATE_NAME_CHARS = 50, 200  # of a gate event's new failures, as the 
 _UNCOUNTED = ("rate_limited", "signal", "budget", "fatal")
 
 
-@dataclass(frozen=True)
-class PastAttempt:
+class PastAttempt(NamedTuple):
     """An attempt of a run that did not end (killed, or the machine died), for the circular-fix
     counts (run/circular.py) to go on across the restart (issue 32)."""
 
@@ -50,8 +48,7 @@ class Ending(Enum):
     MACHINE_DIED = "machine_died"  # no run_end, and the machine has booted since
 
 
-@dataclass(frozen=True)
-class PreviousRun:
+class PreviousRun(NamedTuple):
     run: str
     ending: Ending
     reason: str | None = None  # run_end.reason
@@ -113,7 +110,7 @@ def name_feature(previous: PreviousRun | None,
     first), when exactly one is. `in_progress` is read only then."""
     if previous is None or not previous.cut_short or previous.feature is not None:
         return previous
-    return replace(previous, feature=feature_of(None, (), in_progress()))
+    return previous._replace(feature=feature_of(None, (), in_progress()))
 
 
 def judge(events: list[dict[str, Any]], booted: float | None) -> PreviousRun | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from aidd.audits.definitions import AuditDefinition
 from aidd.clock import Clock
@@ -31,11 +32,12 @@ from aidd.run.lifecycle import Lifecycle
 from aidd.run.outcomes import COMPLETED, DONE, Counters, EndReason, RunEnd
 from aidd.run.phases import Phase, PhaseEnd, PhaseKind, PhaseState
 from aidd.run.preflight import RunPlan
-from aidd.run.slots import Shared, Slots
-from aidd.run.statusline import StatusLine
 from aidd.session.orphans import sweep_run
 from aidd.session.outcome import Outcome
 from aidd.session.runner import run_attempt
+
+if TYPE_CHECKING:
+    from aidd.run.slots import Slots
 
 REMEDIATION_CAP = 10  # fix-and-re-audit cycles before giving up (AUD-40)
 
@@ -50,6 +52,8 @@ class Supervisor:
         self.journal = Journal(console or Console(color=plan.settings.colored), events, clock,
                                plan.paths.root)
         if plan.settings.console == "compact":
+            from aidd.run.statusline import StatusLine  # lazy: as slots below
+
             StatusLine(plan, clock).attach(self.journal)
         self.life = Lifecycle(plan, self.journal, clock)
         self.budget = BudgetKeeper(plan, self.journal, clock)
@@ -66,6 +70,10 @@ class Supervisor:
         self.fingerprint: str | None = None  # the tree at the last stuck check
         self.slots: Slots | None = None  # --parallel N > 1 (issue 29)
         if plan.worktrees is not None and plan.mode is Mode.DEFAULT:
+            # lazy: a plain run needs none of --parallel's modules (worktrees, merges, the
+            # schedule, board marks: 14 dataclasses, ~15 ms of a start, issue 33)
+            from aidd.run.slots import Shared, Slots
+
             self.slots = Slots(plan, plan.worktrees, self.journal, clock, attempt, Shared(
                 self.life, self.counters, self.budget, self.gates, self.memory, self.circular))
 

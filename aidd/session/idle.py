@@ -3,8 +3,8 @@ times it is given."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
+from typing import NamedTuple
 
 
 class IdleAction(Enum):
@@ -21,8 +21,7 @@ class IdleStage(Enum):
     KILLED = "killed"
 
 
-@dataclass(frozen=True)
-class IdlePolicy:
+class IdlePolicy(NamedTuple):
     nudge_s: float
     idle_s: float
     max_nudges: int = 0  # nudges in a row without work before the agent counts as hung; 0: no cap

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import Enum
+from typing import NamedTuple
 
 SAMPLE_S = 1.0  # the tree's CPU is read at most this often
 WINDOW_S = 3.0  # CPU and file changes are judged over the last seconds
@@ -28,8 +28,7 @@ class State(Enum):
     HUNG = "hung"  # none of the above (a tool call in flight with nothing running included)
 
 
-@dataclass(frozen=True)
-class Probe:
+class Probe(NamedTuple):
     """What the runner can tell about the agent at any moment."""
 
     cpu_s: Callable[[], float | None]  # CPU seconds its tree used so far; None: unknown

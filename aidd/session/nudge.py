@@ -5,8 +5,7 @@ conversation did not hold it yet (issue 17: a nudge never loses the task)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from aidd.agents.base import Adapter, ErrorKind, NudgeMethod, Signals
 from aidd.errors import AgentCliError
@@ -47,8 +46,7 @@ class Nudged(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class Delivery:
+class Delivery(NamedTuple):
     """How one nudge went: where it went, whether the prompt went again before it, and how
     aidd knew whether the conversation held the prompt (`task_check`, the event's field)."""
 
@@ -135,7 +133,7 @@ class Nudger:
         """claude reads stdin in order: the prompt, written at launch, is always ahead of the
         nudge, also when claude has not read it yet (docs/real-clis.md)."""
         if not agent.write_stdin(self.adapter.encode_nudge(self.text)):
-            return replace(_STDIN, why_not="stdin is closed")
+            return _STDIN._replace(why_not="stdin is closed")
         self._outstanding = True
         self._awaiting_answer = True
         self._sent(agent, silence, "stdin", _STDIN.why)
@@ -161,7 +159,7 @@ class Nudger:
         try:
             agent.relaunch(conversation, message)
         except AgentCliError as err:
-            return replace(done, why_not=str(err))
+            return done._replace(why_not=str(err))
         self._resumed = conversation
         return done
 

@@ -8,9 +8,8 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from aidd.clock import Clock
 from aidd.events import parse_event
@@ -38,8 +37,7 @@ def new_mark() -> str:
     return secrets.token_hex(8)
 
 
-@dataclass(frozen=True)
-class Marked:
+class Marked(NamedTuple):
     """A process carrying a mark; a descendant inherits it, double-forked and setsid'd ones
     too, and a reused pid cannot carry it (the environment comes with the process)."""
 

@@ -3,8 +3,8 @@ an outcome and a reason (EXIT-2, EXIT-3, EXIT-5, ADP-43, ADP-44)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from enum import Enum
+from typing import NamedTuple
 
 from aidd.agents.base import ErrorKind, Signals
 from aidd.agents.ratelimit import QuotaWindow, Wake
@@ -50,15 +50,13 @@ class Reason(Enum):
     BUDGET = "budget"
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     result: int
     outcome: Outcome
     reason: Reason
 
 
-@dataclass(frozen=True)
-class SessionOutcome:
+class SessionOutcome(NamedTuple):
     result: int  # the classified result: an exit code of the README's table
     outcome: Outcome
     reason: Reason
@@ -79,8 +77,8 @@ class SessionOutcome:
 
     def as_no_work(self) -> SessionOutcome:
         """This success did nothing (the run layer saw no tool call and no change): 75."""
-        return replace(self, result=int(ExitCode.NO_WORK), outcome=Outcome.FAILURE,
-                       reason=Reason.NO_WORK)
+        return self._replace(result=int(ExitCode.NO_WORK), outcome=Outcome.FAILURE,
+                             reason=Reason.NO_WORK)
     model: str | None = None  # the model the CLI said it used, when it says (claude)
     quota: tuple[QuotaWindow, ...] = ()  # the provider's quota windows as last reported
     # Numbers of the CLI's output the sanitiser refused: (field, the value shown), first of each.

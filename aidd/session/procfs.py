@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 _PROC = Path("/proc")
 _CHUNK = 1 << 16
@@ -20,8 +20,7 @@ def available() -> bool:
     return _PROC.is_dir()
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(NamedTuple):
     """One process's line of /proc/PID/stat."""
 
     ppid: int
@@ -76,8 +75,7 @@ def same_process(pid: int, started: object) -> bool:
     return False if available() else _pid_exists(pid)
 
 
-@dataclass(frozen=True)
-class Carrier:
+class Carrier(NamedTuple):
     """A process whose environment holds the entry looked for."""
 
     pid: int

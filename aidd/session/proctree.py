@@ -1,7 +1,6 @@
 """Sets of processes, found and killed: an agent's tree or whatever carries a mark, with the one
-kill loop for both (SUP-40..43, REL-1); facts from /proc come through aidd.session.procfs.
-
-The only module that imports psutil."""
+kill loop for both (SUP-40..43, REL-1); facts from /proc come through aidd.session.procfs. The
+only importer of psutil, where a kill uses it (8 ms and a /proc/stat read at import, issue 33)."""
 
 from __future__ import annotations
 
@@ -13,13 +12,14 @@ import sys
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import cast
-
-import psutil
+from typing import TYPE_CHECKING, NamedTuple, TypeAlias, cast
 
 from aidd import spawning
 from aidd.clock import Clock
 from aidd.session import procfs
+
+if TYPE_CHECKING:
+    import psutil
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
@@ -28,7 +28,7 @@ _AFTER_KILL_S = 1.0
 _FREEZE_ROUNDS = 20  # snapshots per freeze; a fork loop is caught in two or three
 _KILL_ROUNDS = 10  # freeze-and-SIGKILL rounds until a fresh snapshot is empty
 
-Scan = Callable[[], list[psutil.Process]]
+Scan: TypeAlias = "Callable[[], list[psutil.Process]]"
 Marked = Callable[[Collection[int] | None], Iterable[int]]  # the marked among these (or all)
 
 
@@ -69,8 +69,7 @@ def dies_with_me(sig: signal.Signals) -> Callable[[], None] | None:
     return setup
 
 
-@dataclass(frozen=True)
-class ProcInfo:
+class ProcInfo(NamedTuple):
     pid: int
     name: str
     cmd: str  # the start of the command line
@@ -79,14 +78,12 @@ class ProcInfo:
         return f"{self.pid} {self.name}"
 
 
-@dataclass(frozen=True)
-class KillReport:
+class KillReport(NamedTuple):
     procs: tuple[ProcInfo, ...]  # every process signalled, in the order found
     escalated: bool  # SIGKILL was needed
 
 
-@dataclass(frozen=True)
-class Root:
+class Root(NamedTuple):
     """The agent itself: its owner (the pty) reaps it, so only the owner can tell it exited."""
 
     pid: int
@@ -118,7 +115,7 @@ class TreeScope:
                  foreign: Callable[[], Iterable[int]] = tuple) -> None:
         self._me = os.getpid()
         self._before = _children_now(self._me)
-        self._marked = marked or _unmarked
+        self._marked = marked or (lambda among: ())
         # The processes alive now: only one born later can carry the attempt's mark.
         self._alive_before = procfs.pids() if marked is not None else set()
         self._foreign = foreign
@@ -186,10 +183,6 @@ class TreeScope:
         return start is not None and self._before.get(pid, -1.0) != start
 
 
-def _unmarked(among: Collection[int] | None) -> tuple[int, ...]:
-    return ()
-
-
 class _Handles:
     """One psutil object per process, by pid and start time (making one reads /proc again)."""
 
@@ -200,6 +193,7 @@ class _Handles:
         key = (pid, start)
         proc = self._known.get(key)
         if proc is None:
+            import psutil
             try:
                 proc = self._known[key] = psutil.Process(pid)
             except (psutil.Error, ValueError):
@@ -223,6 +217,7 @@ def _table() -> dict[int, procfs.Row]:
 
 
 def _table_portable() -> dict[int, procfs.Row]:
+    import psutil
     table = {}
     for proc in psutil.process_iter(["ppid", "status", "create_time"]):
         try:
@@ -252,6 +247,7 @@ def _with_descendants(seeds: set[int], table: dict[int, procfs.Row]) -> set[int]
 
 
 def describe(procs: Iterable[psutil.Process]) -> tuple[ProcInfo, ...]:
+    import psutil
     out = []
     for proc in procs:
         try:
@@ -367,6 +363,7 @@ class _Kill:
         root = self.root
         if root is not None and proc.pid == root.pid:
             return root.alive()
+        import psutil
         try:
             if proc.status() != psutil.STATUS_ZOMBIE:
                 return True
@@ -379,6 +376,7 @@ class _Kill:
 def _send(procs: Iterable[psutil.Process], sig: signal.Signals) -> list[psutil.Process]:
     """Signal each (never aidd itself); returns those still there. psutil checks each one's
     start time first, so a pid reused since the scan is never signalled."""
+    import psutil
     me = os.getpid()
     there = []
     for proc in procs:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from functools import partial
 from pathlib import Path
@@ -233,7 +232,7 @@ def _audit_prompt(project: ProjectPaths, name: str, **info: Any) -> str:
         project,
         PromptKind.AUDIT,
         "opencode",
-        audit=replace(audit.audit_info(definition, project, NOW), **info),
+        audit=audit.audit_info(definition, project, NOW)._replace(**info),
         severity=audit.severity_reference(project),
     )
     return PromptRenderer.for_project(project).render_prompt(ctx)

@@ -117,6 +117,17 @@ def test_the_ignore_rules_are_asked_again_only_after_a_rules_file_changed(
     assert not any(n.startswith(".automaker/iterations") for n in files_at(repo, point.ref))
 
 
+def test_the_repository_is_found_once_a_run(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33: a run's first checkpoint prunes the old runs (`exists`, then `repo`), then
+    records: the project's repository is asked for once, not at each question."""
+    runs = _git_runs(monkeypatch)
+    store = CheckpointStore(repo, RUN, os.environ)
+    assert store.refusal() is None
+    store.prune(3)
+    store.record("001")
+    assert [r[0] for r in runs].count("rev-parse") == 1
+
+
 def test_a_checkpoint_reads_head_from_the_repository_files(
         repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     runs = _git_runs(monkeypatch)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -89,19 +88,17 @@ def _context(project: ProjectPaths, kind: PromptKind, cli: str, variant: str) ->
     if kind is PromptKind.AUDIT:
         definition = audit.load_audit("SECURITY", project)
         invalid = (InvalidFinding(".automaker/features/audit-security-1-x/feature.json", ("id",)),)
-        ctx = replace(
-            ctx,
+        ctx = ctx._replace(
             audit=audit.audit_info(definition, project, NOW, invalid),
             severity=audit.severity_reference(project),
         )
     if variant == "filters":
-        ctx = replace(ctx, filters=ALL_FILTERS)
+        ctx = ctx._replace(filters=ALL_FILTERS)
     if variant == "gate_red":
-        ctx = replace(ctx, gate=GateInfo(True, GATE_REPORT))
+        ctx = ctx._replace(gate=GateInfo(True, GATE_REPORT))
     if variant == "last_attempt":
-        ctx = replace(ctx, last_attempt=LAST)
-    return replace(
-        ctx,
+        ctx = ctx._replace(last_attempt=LAST)
+    return ctx._replace(
         remediation=variant == "remediation",
         completion_review=variant == "completion_review",
     )
@@ -132,11 +129,11 @@ def test_a_red_gate_reaches_the_coding_and_review_prompts(project: ProjectPaths,
     renderer = PromptRenderer.for_project(project)
     ctx = make_context(project, kind, "opencode")
     green = renderer.render_prompt(ctx)
-    red = renderer.render_prompt(replace(ctx, gate=GateInfo(True, GATE_REPORT)))
+    red = renderer.render_prompt(ctx._replace(gate=GateInfo(True, GATE_REPORT)))
     assert "validation gate is red" not in green
     assert "validation gate is red" in red
     assert GATE_REPORT in red
-    review = replace(ctx, completion_review=True, gate=GateInfo(True, GATE_REPORT))
+    review = ctx._replace(completion_review=True, gate=GateInfo(True, GATE_REPORT))
     assert GATE_REPORT in renderer.render_prompt(review)
 
 
@@ -146,7 +143,7 @@ def test_the_last_failed_attempt_reaches_every_kind(project: ProjectPaths,
     renderer = PromptRenderer.for_project(project)
     ctx = make_context(project, kind, "claude-code")
     after_success = renderer.render_prompt(ctx)
-    text = renderer.render_prompt(replace(ctx, last_attempt=LAST))
+    text = renderer.render_prompt(ctx._replace(last_attempt=LAST))
     assert "last attempt" not in after_success
     assert "previous run" not in after_success
     assert ("Attempt 004 ended with result 71: aidd killed it as hung: 2 nudges answered "
@@ -162,7 +159,7 @@ def test_the_last_failed_attempt_reaches_every_kind(project: ProjectPaths,
 def test_the_previous_run_alone_renders_without_an_attempt(project: ProjectPaths) -> None:
     renderer = PromptRenderer.for_project(project)
     ctx = make_context(project, PromptKind.CODING, "opencode")
-    text = renderer.render_prompt(replace(ctx, last_attempt=LastAttemptInfo(
+    text = renderer.render_prompt(ctx._replace(last_attempt=LastAttemptInfo(
         previous_run="The previous run was killed.")))
     assert "The previous run was killed. Review the work" in text
     assert "did not succeed" not in text
@@ -188,7 +185,7 @@ def test_filter_preamble_only_for_filtered_kinds(project: ProjectPaths, kind: Pr
 def test_each_filter_section_alone(project: ProjectPaths) -> None:
     renderer = PromptRenderer.for_project(project)
     base = make_context(project, PromptKind.CODING)
-    only_field = replace(base, filters=FilterInfo(field=ALL_FILTERS.field))
+    only_field = base._replace(filters=FilterInfo(field=ALL_FILTERS.field))
     text = renderer.render_prompt(only_field)
     assert text.startswith("## Scope: features with `category`")
     assert "## Scope: milestone" not in text
@@ -206,10 +203,10 @@ def test_directive_reaches_the_agent_verbatim(project: ProjectPaths) -> None:
 def test_remediation_and_review_branches_differ(project: ProjectPaths) -> None:
     renderer = PromptRenderer.for_project(project)
     coding = make_context(project, PromptKind.CODING)
-    assert "# Fix the audit findings" in renderer.render_prompt(replace(coding, remediation=True))
+    assert "# Fix the audit findings" in renderer.render_prompt(coding._replace(remediation=True))
     assert "# Implement the next feature" in renderer.render_prompt(coding)
     todo = make_context(project, PromptKind.TODO)
-    assert "# Completion review" in renderer.render_prompt(replace(todo, completion_review=True))
+    assert "# Completion review" in renderer.render_prompt(todo._replace(completion_review=True))
     assert "# Work through the TODO list" in renderer.render_prompt(todo)
 
 

@@ -4,7 +4,6 @@ differently; after a success, nothing. Rate-limited retries keep what was said."
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from aidd.budget.prices import Cost
@@ -128,14 +127,14 @@ def test_the_module_stays_within_its_documented_size(tmp_path: Path) -> None:
                       Cost(None, False, None), tuple("p" * 500 + str(n) for n in range(100)))
     info = summarise(attempt, tuple("t" * 500 + str(n) for n in range(100)), tmp_path, log)
     assert info is not None
-    info = replace(info, previous_run=PreviousRun(
+    info = info._replace(previous_run=PreviousRun(
         "20261120T010000Z-4242", Ending.MACHINE_DIED, None, 999999, "in-progress", None,
         "999999-prekill", "f" * 80).for_prompt(),
         set_aside=tuple(f"{n}" + "s" * (ASIDE_CHARS - 1) for n in range(LISTED)))
     paths = ProjectPaths(tmp_path)
     renderer = PromptRenderer.for_project(paths)
     plain = make_context(paths, PromptKind.CODING, "opencode")
-    size = len(renderer.render("_common/last_attempt.md", replace(plain, last_attempt=info)))
+    size = len(renderer.render("_common/last_attempt.md", plain._replace(last_attempt=info)))
     assert 8500 < size <= 10000
 
 
@@ -186,7 +185,7 @@ def test_the_hand_off_stays_within_the_documented_size(tmp_path: Path) -> None:
     paths = ProjectPaths(tmp_path)
     renderer = PromptRenderer.for_project(paths)
     plain = make_context(paths, PromptKind.CODING, "opencode")
-    size = len(renderer.render("_common/last_attempt.md", replace(plain, last_attempt=info)))
+    size = len(renderer.render("_common/last_attempt.md", plain._replace(last_attempt=info)))
     assert size <= 8000
 
 
