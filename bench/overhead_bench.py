@@ -293,7 +293,8 @@ def run(quick: bool) -> list[Result]:
     """The rows for `bench/run.py`."""
     BASE.mkdir(parents=True, exist_ok=True)
     sizes, repeat = ((1, 10), 3) if quick else ((1, 10, 100), 3)
-    return [*overhead_rows(sizes, repeat), *process_rows(), *checkpoint_rows(repeat if quick else 7),
+    slopes = repeat if quick else 7
+    return [*overhead_rows(sizes, repeat), *process_rows(), *checkpoint_rows(slopes),
             *version_rows(5 if quick else 15)]
 
 
