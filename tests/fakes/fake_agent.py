@@ -29,6 +29,7 @@ Steps: one dict each; its main key names the action, other keys are options.
   {"result": {...}}           claude result event; the dict overrides its fields
   {"error": {"name", "message", "status", "headers"}}           opencode/kilo error event
   {"flood": N, "width": 100}  N bytes of 'x' lines, as fast as possible
+  {"flood": N, "line": "text"} N bytes of that line over and over (prose, not only 'x')
   {"drip": "x", "every": 0.8, "count": 5}                       one write every X seconds
   {"sleep": S}                go silent for S seconds
   {"wait_file": "path", "timeout": 60}  go silent until that file exists (relative to the cwd)
@@ -233,7 +234,8 @@ def step_error(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
 def step_flood(agent: Agent, arg: Any, step: dict[str, Any]) -> None:
     total = int(arg)
     width = int(step.get("width", 100))
-    line = (b"x" * (width - 1)) + b"\n"
+    line = str(step["line"]).encode() + b"\n" if "line" in step else (b"x" * (width - 1)) + b"\n"
+    width = len(line)
     block = line * max(1, 65536 // width)
     while total > 0:
         piece = block[:total]
