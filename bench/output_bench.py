@@ -26,7 +26,6 @@ import sys
 import time
 import tty
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -189,49 +188,44 @@ def run(quick: bool) -> list[Result]:
             "aidd": aidd, "devnull": devnull_floor(size), "pty": bare}
         samples = round_robin(cases, repeat)
         assert aidd.agent_bytes == bare.total, (aidd.agent_bytes, bare.total)
-        results += _rows(mib, samples, aidd, bare, fixed, prose=line is not None)
+        name = f"{mib} MiB{' of prose' if line else ''}"
+        results += _rows(name, mib == 50, samples, aidd, bare, fixed)
     shutil.rmtree(ROOT, ignore_errors=True)
     return results
 
 
-def _rows(mib: int, samples: dict[str, list[float]], aidd: AiddRun,
-          bare: BarePty, fixed: float, prose: bool = False) -> list[Result]:
-    head = mib == 50
+def _rows(name: str, head: bool, samples: dict[str, list[float]], aidd: AiddRun,
+          bare: BarePty, fixed: float) -> list[Result]:
+    """The rows of one flood (`name`); `head`: the 50 MiB ones, which carry the targets."""
     rss = max(aidd.rss_mb)
-    rows = [replace(row, case=row.case.replace("MiB:", "MiB of prose:")) if prose else row
-            for row in _all_rows(mib, samples, aidd, bare, fixed, head, rss)]
-    for row in rows[1:3]:
-        if head and row.ratio is not None:
-            row.met = row.ratio <= 1.5
-    return rows
-
-
-def _all_rows(mib: int, samples: dict[str, list[float]], aidd: AiddRun, bare: BarePty,
-              fixed: float, head: bool, rss: float) -> list[Result]:
-    return [
-        Result("output", f"{mib} MiB: aidd attempt vs /dev/null", samples["aidd"],
+    rows = [
+        Result("output", f"{name}: aidd attempt vs /dev/null", samples["aidd"],
                floor="fake agent > /dev/null", floor_samples=samples["devnull"]),
-        Result("output", f"{mib} MiB: aidd attempt vs bare pty", samples["aidd"],
+        Result("output", f"{name}: aidd attempt vs bare pty", samples["aidd"],
                floor="bare pty read loop + log", floor_samples=samples["pty"],
                target="<= 1.5x" if head else ""),
-        Result("output", f"{mib} MiB: aidd process wall minus the fixed cost vs bare pty",
+        Result("output", f"{name}: aidd process wall minus the fixed cost vs bare pty",
                [w - fixed for w in aidd.wall[1:]], floor="bare pty read loop + log",
                floor_samples=samples["pty"], target="<= 1.5x" if head else "",
                note=f"fixed cost {fixed:.3f} s: aidd's wall around a silent agent minus the bare "
                     "loop's (same run)" if head else ""),
-        Result("output", f"{mib} MiB: bare pty vs /dev/null", samples["pty"],
+        Result("output", f"{name}: bare pty vs /dev/null", samples["pty"],
                floor="fake agent > /dev/null", floor_samples=samples["devnull"],
                note="what the pty alone costs" if head else ""),
-        Result("output", f"{mib} MiB: aidd process wall", aidd.wall[1:],
+        Result("output", f"{name}: aidd process wall", aidd.wall[1:],
                note="interpreter start, header and templates included" if head else ""),
-        Result("output", f"{mib} MiB: aidd process CPU vs bare pty loop CPU", aidd.cpu[1:],
+        Result("output", f"{name}: aidd process CPU vs bare pty loop CPU", aidd.cpu[1:],
                unit="s CPU", floor="bare pty read loop + log", floor_samples=bare.cpu[1:],
                note="steadier than wall time on a shared machine; aidd's includes its "
                     "~0.3 s start" if head else ""),
-        Result("output", f"{mib} MiB: aidd peak RSS", aidd.rss_mb, unit="MB",
+        Result("output", f"{name}: aidd peak RSS", aidd.rss_mb, unit="MB",
                target=f"<= {RSS_TARGET_MB:.0f} MB", met=rss <= RSS_TARGET_MB,
                note=f"log byte-complete ({aidd.agent_bytes} agent bytes)"),
     ]
+    for row in rows[1:3]:
+        if head and row.ratio is not None:
+            row.met = row.ratio <= 1.5
+    return rows
 
 
 if __name__ == "__main__":
