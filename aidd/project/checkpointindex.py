@@ -1,17 +1,23 @@
-"""The index a checkpoint is built in (project/checkpoints): a copy of the user's, or the one
-the run's last checkpoint left when provably nothing else wrote it or the user's since; then it
-still holds that checkpoint's tree, and `git add -v` names what changed since (issue 33)."""
+"""Where a checkpoint is built (project/checkpoints): the index, a copy of the user's or the one
+the run's last checkpoint left when provably nothing else wrote it or the user's since (then it
+still holds that checkpoint's tree, and `git add -v` names what changed since: issue 33); and
+the private repository of a project that has none."""
 
 from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
-from aidd.fsio import make_dirs, open_file, open_read, unlink
+from aidd.fsio import make_dirs, open_file, open_read, unlink, write_atomic
+from aidd.project.gitlayout import layout_problem
 
 Signature = tuple[int, ...] | None
+# The private repository's whole config, written by aidd every time it opens it.
+_PRIVATE_CONFIG = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n"
 
 
 class Repo(NamedTuple):
@@ -66,3 +72,18 @@ def seed(root: Path, repo: Repo, index: Path, kept: tuple[Signature, Signature] 
                 root, index, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as dst:
             shutil.copyfileobj(src, dst)
     return False
+
+
+def make_private(root: Path, private: Path, init: Callable[[], object]) -> None:
+    """The private repository at `private` (`init` makes it), made where no planted link leads
+    elsewhere (fsio), and with aidd's own config: a copied project may carry one whose filters
+    or includes would run or read what it names. One whose layout leads elsewhere is moved
+    aside (the link itself, never what it points to) and made afresh. Raises OSError."""
+    make_dirs(root, private.parent)
+    if os.path.lexists(private) and layout_problem(private) is not None:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        private.rename(f"{private}.unsafe-{stamp}")
+    make_dirs(root, private)
+    if not (private / "HEAD").is_file():
+        init()
+    write_atomic(private / "config", _PRIVATE_CONFIG, root=root)

@@ -13,11 +13,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
-from aidd.fsio import make_dirs, unlink, write_atomic
+from aidd.fsio import unlink
 from aidd.project import checkpointindex
 from aidd.project.checkpointindex import Repo, Signature
 from aidd.project.checkpointnames import REF_ROOT, Listed, is_run_id, parse_listing, run_of
@@ -25,6 +24,7 @@ from aidd.project.git import Done, Git, GitError, which
 from aidd.project.gitlayout import head_commit, layout_problem, own_problem
 from aidd.project.gitobjects import Objects
 from aidd.project.gitrules import exclusions, rules_key
+from aidd.project.gittrees import IndexTrees
 
 PRIVATE_REPO = ".automaker/checkpoints.git"
 INDEX = ".automaker/checkpoints.index"
@@ -45,9 +45,6 @@ IDENTITY = {"GIT_AUTHOR_NAME": "aidd", "GIT_AUTHOR_EMAIL": "aidd@localhost",
 _AS = "aidd <aidd@localhost>"  # the same, in the commit objects aidd writes (project/gitobjects)
 # `git add -v`'s report of one path it staged or removed: the changed files, no diff-tree.
 _ADDED = re.compile(r"(?:add|remove) '(.*)'")
-# The private repository's whole config, written by aidd every time it opens it.
-_PRIVATE_CONFIG = ("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n"
-                   "\tbare = true\n")
 
 
 class CheckpointError(Exception):
@@ -89,6 +86,7 @@ class CheckpointStore:
         # -v` names what changed since (no diff-tree), and the copy is not made again.
         self._kept: tuple[tuple[Signature, Signature], str] | None = None  # and its tree
         self._added: list[str] | None = None  # the paths the last `tree` staged, when complete
+        self._trees: IndexTrees | None = None  # the run's index's trees (project/gittrees)
         # The run's file watcher's count of changes (project/activity `quiet`), when it
         # watches this tree; with what it does not watch, as they were after the last snapshot.
         self.quiet: Callable[[], int | None] | None = None
@@ -203,6 +201,14 @@ class CheckpointStore:
             raise CheckpointError(f"{ref}: {exc}") from None
         self.git(env, "update-ref", ref, commit)
 
+    def _trees_of(self, env: Git, tree: str) -> IndexTrees | None:
+        """The run's own index's trees, holding `tree`, where aidd writes objects itself."""
+        objects = self._objects_of(env)
+        if objects.loose:
+            self._trees = self._trees or IndexTrees(self.root, self.root / INDEX, objects)
+            self._trees.hold(tree)
+        return self._trees
+
     def _objects_of(self, env: Git) -> Objects:
         """The repository's objects and refs, its temp folder cleaned once per store."""
         if self._objects is None:
@@ -232,6 +238,8 @@ class CheckpointStore:
                                         last[0] if last is not None else None)
         except OSError as exc:  # UnsafePathError included
             raise CheckpointError(f"{INDEX}: {exc}") from None
+        # The index still holds the last checkpoint's tree: aidd writes the next one itself.
+        trees = self._trees_of(env, last[1]) if kept and last is not None else None
         added = self.git(env, "add", "-A", "-v", "--", ".", *_EXCLUDES,
                          *exclusions(leave_out)).splitlines()
         # The metadata needs its own forced add only where the user's .gitignore hides it.
@@ -239,10 +247,12 @@ class CheckpointStore:
                     if force_metadata and (self.root / m).exists()]
         if metadata:
             added += self.git(env, "add", "-A", "-f", "-v", "--", *metadata).splitlines()
-        # Nothing staged in the index the last checkpoint left: its tree, no write-tree.
-        tree = last[1] if kept and last is not None and not added else self.git(env, "write-tree")
         names = [m.group(1) for m in map(_ADDED.fullmatch, added) if m is not None]
         self._added = names if kept and len(names) == len(added) else None
+        # Nothing staged in the index the last checkpoint left: its tree, no write-tree.
+        tree = last[1] if kept and last is not None and not added else (
+            (trees is not None and self._added is not None and trees.write(names))
+            or self.git(env, "write-tree"))
         self._kept = (checkpointindex.state(self.repo, index), tree) if reuse else None
         return tree
 
@@ -303,26 +313,13 @@ class CheckpointStore:
         private = self.root / PRIVATE_REPO
         if not create and (not private.is_dir() or layout_problem(private) is not None):
             raise CheckpointError("this project has no checkpoints")
-        if create:
-            self._make_private(private)
+        if create:  # where no planted link leads elsewhere (fsio), with aidd's own config
+            try:
+                checkpointindex.make_private(self.root, private, lambda: self.git(
+                    Git(self.root, self._env), "init", "-q", "--bare", str(private)))
+            except OSError as exc:  # UnsafePathError included
+                raise CheckpointError(f"{PRIVATE_REPO}: {exc}") from None
         return Repo(private, self.root, private=True)
-
-    def _make_private(self, private: Path) -> None:
-        """The private repository, made where no planted link leads elsewhere (fsio), and with
-        aidd's own config: a copied project may carry one whose filters or includes would run
-        or read what it names. One whose layout leads elsewhere is moved aside (the link
-        itself, never what it points to) and made afresh."""
-        try:
-            make_dirs(self.root, private.parent)
-            if os.path.lexists(private) and layout_problem(private) is not None:
-                stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-                private.rename(f"{private}.unsafe-{stamp}")
-            make_dirs(self.root, private)
-            if not (private / "HEAD").is_file():
-                self.git(Git(self.root, self._env), "init", "-q", "--bare", str(private))
-            write_atomic(private / "config", _PRIVATE_CONFIG, root=self.root)
-        except OSError as exc:  # UnsafePathError included
-            raise CheckpointError(f"{PRIVATE_REPO}: {exc}") from None
 
     def _hidden_metadata(self, env: Git) -> tuple[str, ...]:
         """The metadata the ignore rules hide (the index aside): git is asked again only when

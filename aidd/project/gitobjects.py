@@ -76,7 +76,11 @@ class Objects(NamedTuple):
         lines = [f"tree {tree}", *([f"parent {parent}"] if parent else []),
                  f"author {identity} {stamp}", f"committer {identity} {stamp}", "", message]
         body = "\n".join(lines).encode("utf-8")
-        raw = b"commit %d\0" % len(body) + body
+        return self.write_object(b"commit %d\0" % len(body) + body)
+
+    def write_object(self, raw: bytes) -> str:
+        """The loose object `raw` (`<kind> <size>\\0<body>`) written unless the store has it
+        already; its id. Only where `loose` holds."""
         name = (hashlib.sha256 if self.sha256 else hashlib.sha1)(raw).hexdigest()
         self._place(self.common / "objects" / name[:2] / name[2:], zlib.compress(raw, 1),
                     _OBJECT, replace=False)

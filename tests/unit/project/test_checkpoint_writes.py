@@ -35,7 +35,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("private", [False, True], ids=["git", "plain"])
-def test_an_attempt_costs_two_git_runs_at_most_once_the_run_is_going(
+def test_an_attempt_costs_one_git_run_once_the_run_is_going(
         repo: Path, tmp_path: Path, private: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "plain" if private else repo
     root.mkdir(exist_ok=True)
@@ -49,9 +49,11 @@ def test_an_attempt_costs_two_git_runs_at_most_once_the_run_is_going(
     (root / "app.py").write_text("v3\n")
     (root / "new.py").write_text("new\n")
     end = store.record("002-end")
-    assert [r[0] for r in runs] == ["add", "add", "write-tree"]  # no commit-tree, diff-tree
+    # No write-tree (project/gittrees), commit-tree, diff-tree.
+    assert [r[0] for r in runs] == ["add", "add"]
     assert store.changed_paths(start, end) == ["app.py", "new.py"]
-    assert len(runs) == 3
+    assert files_at(root, end.ref, None if not private else root / ".automaker/checkpoints.git"
+                    ) == {"app.py": "v3\n", "new.py": "new\n"}
 
 
 def test_the_commits_aidd_writes_are_valid_and_the_same_in_a_sha256_repository(
@@ -196,7 +198,7 @@ def _watching(root: Path) -> FileActivity:
     return files
 
 
-def test_the_file_watcher_proves_an_unchanged_tree_so_an_attempt_costs_two_git_runs(
+def test_the_file_watcher_proves_an_unchanged_tree_so_an_attempt_costs_one_git_run(
         repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (repo / ".automaker").mkdir()
     files = _watching(repo)
@@ -211,7 +213,7 @@ def test_the_file_watcher_proves_an_unchanged_tree_so_an_attempt_costs_two_git_r
         (repo / ".automaker" / "status.md").write_text("aidd's own\n")  # a runtime file
         (repo / "new.py").write_text("new\n")
         end = store.record("002-end")
-        assert [r[0] for r in runs] == ["add", "write-tree"]
+        assert [r[0] for r in runs] == ["add"]  # the tree written by aidd (project/gittrees)
         assert start.commit == first_end.commit
         assert store.changed_paths(start, end) == ["new.py"]
         (repo / "app.py").write_text("the user's, between attempts\n")

@@ -93,11 +93,11 @@ def test_only_the_newest_runs_keep_their_checkpoints(loop: Loop) -> None:
     assert kept == sorted(started[1:])
 
 
-def test_once_the_file_watcher_runs_an_attempt_costs_two_git_runs(
+def test_once_the_file_watcher_runs_an_attempt_costs_one_git_run(
         loop: Loop, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 33: the run's file watcher proves the tree unchanged between one attempt's end
-    and the next one's start, so that checkpoint is the end one's; each end is one `add` and
-    one `write-tree`, its commit and ref written by aidd, its changed files from the add."""
+    and the next one's start, so that checkpoint is the end one's; each end is one `add`, its
+    tree, commit and ref written by aidd, its changed files from the add."""
     monkeypatch.setattr(activity, "QUIET_WAIT_S", 10.0)  # watchdog may hold events 0.5 s
     runs: list[str] = []
     real = Git.run
@@ -122,6 +122,6 @@ def test_once_the_file_watcher_runs_an_attempt_costs_two_git_runs(
     assert commits[2] == commits[1]
     assert commits[4] == commits[3]
     assert [e["files"] for e in done.named("checkpoint")][3] == 1  # b.py, from the add
-    # From the first end on: 002, 002-end, 003, 003-end cost an add and a write-tree each end.
-    first_end = [i for i, verb in enumerate(runs) if verb == "write-tree"][1]
-    assert runs[first_end + 1:] == ["add", "write-tree", "add", "write-tree"]
+    # Only the first checkpoint's tree is git's (its files from ls-tree); each end from then
+    # on costs an add.
+    assert runs[runs.index("write-tree") + 1:] == ["ls-tree", "add", "add", "add"]
