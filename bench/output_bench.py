@@ -167,27 +167,23 @@ class BarePty:
         return time.perf_counter() - start
 
 
-def fixed_cost(repeat: int) -> float:
-    """aidd's cost around an agent that prints next to nothing: its process wall time minus the
-    bare pty loop's time for the same agent (interpreter start, templates, checkpoints)."""
-    aidd, bare = AiddRun(0), BarePty(0)
-    samples = round_robin({"pty": bare, "aidd": aidd}, repeat)
-    return statistics.median(aidd.wall[1:]) - statistics.median(samples["pty"])
-
-
 def run(quick: bool) -> list[Result]:
     ROOT.mkdir(parents=True, exist_ok=True)
     repeat = 3 if quick else 9
     floods: list[tuple[int, str | None]] = [(1, None), (10, None), (50, None), (50, PROSE)]
     results: list[Result] = []
-    fixed = fixed_cost(repeat)
     for mib, line in floods:
         size = mib * MIB
-        aidd, bare = AiddRun(size, line), BarePty(size, line)
+        aidd, bare, silent = AiddRun(size, line), BarePty(size, line), AiddRun(0)
         cases: dict[str, Callable[[], float]] = {
-            "aidd": aidd, "devnull": devnull_floor(size), "pty": bare}
+            "aidd": aidd, "devnull": devnull_floor(size), "pty": bare,
+            "silent aidd": silent, "silent pty": BarePty(0)}
         samples = round_robin(cases, repeat)
         assert aidd.agent_bytes == bare.total, (aidd.agent_bytes, bare.total)
+        # aidd's cost around an agent that prints next to nothing (interpreter start,
+        # templates, checkpoints): its process wall minus the bare loop's for the same agent,
+        # in the same rounds as the flood, so the same load weighs on both.
+        fixed = statistics.median(silent.wall[1:]) - statistics.median(samples["silent pty"])
         name = f"{mib} MiB{' of prose' if line else ''}"
         results += _rows(name, mib == 50, samples, aidd, bare, fixed)
     shutil.rmtree(ROOT, ignore_errors=True)
