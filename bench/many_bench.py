@@ -25,7 +25,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import Result, print_results
-from bench.overhead_bench import BASE, PROMPT_BYTES, aidd_env, fresh_project, shim_dir
+from bench.overhead_bench import BASE, aidd_env, fresh_project, rendered_prompt, shim_dir
 
 ROOT = BASE.parent / "many"
 ITERATIONS = 10
@@ -42,7 +42,7 @@ def agent_cpu(iterations: int) -> float:
     scratch = ROOT / "alone"
     shutil.rmtree(scratch, ignore_errors=True)
     (scratch / ".automaker").mkdir(parents=True)
-    prompt = (b"x" * 99 + b"\n") * (PROMPT_BYTES // 100)
+    prompt = rendered_prompt()
     before = _cpu(resource.getrusage(resource.RUSAGE_CHILDREN))
     for _ in range(iterations):
         subprocess.run([str(shim_dir() / "opencode")], input=prompt, cwd=scratch, env=env,

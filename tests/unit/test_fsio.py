@@ -32,7 +32,7 @@ def test_a_crash_file_that_cannot_be_written_whole_is_not_left_behind(
     def full(fd: int, data: bytes) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(fsio, "write_all", full)
+    monkeypatch.setattr(fsio.write, "write_all", full)
     assert fsio.write_crash_file(root, "lost") is None
     assert not list((root / ".automaker").glob("aidd-crash-*"))
 

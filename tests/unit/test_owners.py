@@ -37,7 +37,9 @@ _STARTS = re.compile(r"(os\.(system|popen|exec\w*|spawn\w*|posix_spawn\w*|fork\w
 # Modules that open files that are not the project's, each saying whose they are. A module
 # listed here reads no project file, or reads them through fsio and opens only the named ones.
 OPEN_ALLOWED: dict[str, str] = {
-    "aidd.fsio": "the owner",
+    "aidd.fsio.dirs": "the owner: folders",
+    "aidd.fsio.read": "the owner: reads",
+    "aidd.fsio.write": "the owner: writes",
     "aidd.cli": "/dev/null on a standard fd that `aidd >&-` closed",
     "aidd.console": "/dev/null as the sink of a broken standard output",
     "aidd.resources": "aidd's packaged data",

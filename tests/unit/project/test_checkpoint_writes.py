@@ -175,6 +175,35 @@ CheckpointStore(Path(sys.argv[1]), sys.argv[2], os.environ).record("001")
 """
 
 
+_KILLED_MID_OBJECT = """
+import os, signal, sys
+from pathlib import Path
+from aidd.project.checkpoints import CheckpointStore
+real = os.link
+def link(src, dst, **kw):
+    if "/objects/" in os.readlink(f"/proc/self/fd/{kw['dst_dir_fd']}"):
+        os.kill(os.getpid(), signal.SIGKILL)  # the object written, not yet named
+    return real(src, dst, **kw)
+os.link = link
+CheckpointStore(Path(sys.argv[1]), sys.argv[2], os.environ).record("001")
+"""
+
+
+def test_a_kill_9_mid_object_write_leaves_no_file_at_all(repo: Path) -> None:
+    """An object is written in an unnamed file (O_TMPFILE) named only once whole: a kill
+    before its name leaves nothing, not even a temp file for the next run to clean."""
+    (repo / "app.py").write_text("v2\n")
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(_KILLED_MID_OBJECT),
+                           str(repo), RUN], capture_output=True, text=True, check=False)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    left = [p for p in (repo / ".git").rglob("*") if p.name.startswith(".aidd-tmp-")]
+    assert left == []
+    assert git(repo, "for-each-ref", "refs/aidd").strip() == ""
+    fsck = subprocess.run(["git", "fsck", "--strict"], cwd=repo, capture_output=True,
+                          text=True, check=False)
+    assert fsck.returncode == 0, fsck.stderr
+
+
 def test_a_kill_9_mid_ref_write_leaves_nothing_in_refs_and_the_next_run_cleans_up(
         repo: Path) -> None:
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(_KILLED_MID_RENAME),

@@ -1,0 +1,195 @@
+"""Project files written: created or appended to only as plain files with one name, never
+through a link; whole files replaced atomically, or placed under a new name only once whole."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+from aidd.fsio.dirs import LINK_ERRNOS, TMP_PREFIX, UnsafePathError, parent_fd
+
+_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC  # a temp file
+_UNNAMED = getattr(os, "O_TMPFILE", 0) | os.O_WRONLY | os.O_CLOEXEC  # Linux: a file, no name
+
+
+def open_file(root: Path, path: Path, flags: int, mode: int = 0o644, *,
+              create_dirs: bool = False) -> int:
+    """Open (usually create) the file `path` for writing: never through a symlink, never a FIFO
+    or device, never a file with another hard link (writing it would change that other name)."""
+    dirfd = parent_fd(root, path, create_dirs)
+    try:
+        fd = os.open(path.name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode,
+                     dir_fd=dirfd)
+    except OSError as exc:
+        if exc.errno in LINK_ERRNOS:
+            raise UnsafePathError(path, "is a symlink (refused)") from None
+        if exc.errno == errno.ENXIO:  # a FIFO without a reader (O_NONBLOCK)
+            raise UnsafePathError(path, "is not a regular file") from None
+        raise
+    finally:
+        os.close(dirfd)
+    try:
+        _check_plain(fd, path)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _check_plain(fd: int, path: Path) -> None:
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise UnsafePathError(path, "is not a regular file")
+    if info.st_nlink > 1:
+        raise UnsafePathError(path, "has other hard links (refused)")
+
+
+def open_append(root: Path, path: Path) -> int:
+    """An O_APPEND fd on `path` (created 0644), for logs and events."""
+    return open_file(root, path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """`os.write` until every byte is written (a short write is not an error)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def write_atomic(path: Path, data: bytes | str, mode: int | None = None, *,
+                 root: Path) -> None:
+    """Replace `path` with `data` so a reader (or a crash) sees the old or the new file."""
+    with atomic_file(root, path, mode) as out:
+        out.file.write(data.encode() if isinstance(data, str) else data)
+
+
+class AtomicFile:
+    """The temp file `atomic_file` yields: write through `file`; set `times_ns` to give the
+    result those (atime, mtime), or `discard()` to leave the old file as it is."""
+
+    def __init__(self, file: BinaryIO, mode: int) -> None:
+        self.file = file
+        self.mode = mode
+        self.times_ns: tuple[int, int] | None = None
+        self.discarded = False
+
+    def discard(self) -> None:
+        self.discarded = True
+
+
+@contextlib.contextmanager
+def atomic_file(root: Path, path: Path, mode: int | None = None) -> Iterator[AtomicFile]:
+    """A temp file next to `path` (below `root`, reached without following a link) that
+    replaces `path` when the block ends: written, fsynced, given `mode` (default: the old
+    file's, else 0644), renamed. A reader (or a crash) sees the old or the new file; an
+    exception or `discard()` leaves the old one and removes the temp file. The rename replaces
+    a planted symlink or hard link itself, never what it points to (LAY-12)."""
+    dirfd = parent_fd(root, path, create=False)
+    try:
+        tmp = TMP_PREFIX + os.urandom(6).hex()  # what secrets.token_hex does, unimported
+        fd = os.open(tmp, _NEW, 0o600, dir_fd=dirfd)
+        try:
+            with os.fdopen(fd, "wb") as file:
+                out = AtomicFile(file, _old_mode(dirfd, path.name) if mode is None else mode)
+                yield out
+                if not out.discarded:
+                    _finish(file, out)
+            if out.discarded:
+                os.unlink(tmp, dir_fd=dirfd)
+            else:
+                os.rename(tmp, path.name, src_dir_fd=dirfd, dst_dir_fd=dirfd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dirfd)
+            raise
+    finally:
+        os.close(dirfd)
+
+
+def place(root: Path, tmp_dir: Path, path: Path, data: bytes, mode: int, *,
+          replace: bool) -> bool:
+    """`data` named `path` (no link followed) only once whole, so a kill leaves nothing in
+    `path`'s folder: a new name is given to an unnamed file (O_TMPFILE), else a temp file in
+    `tmp_dir` is renamed to it (`replace`) or linked. Unsynced, as git's refs. False: `path`
+    was there and is kept (`replace=False`)."""
+    dst = parent_fd(root, path, create=True)
+    try:
+        named = None if replace else _name_unnamed(dst, path.name, data, mode)
+        if named is not None:
+            return named
+        tmp = f"{TMP_PREFIX}{os.getpid()}-{os.urandom(6).hex()}"  # whose: for a later clean-up
+        src = parent_fd(root, tmp_dir / "x", create=True)
+        try:
+            with os.fdopen(os.open(tmp, _NEW, mode, dir_fd=src), "wb") as file:
+                file.write(data)
+            with contextlib.suppress(FileExistsError):
+                (os.rename if replace else os.link)(tmp, path.name, src_dir_fd=src,
+                                                    dst_dir_fd=dst)
+                return True
+            return False
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=src)  # renamed already, unless it failed
+            os.close(src)
+    finally:
+        os.close(dst)
+
+
+def _name_unnamed(dirfd: int, name: str, data: bytes, mode: int) -> bool | None:
+    """`data` in an unnamed file of the folder, then named `name`; False: `name` exists. None:
+    no unnamed files on this file system (O_TMPFILE), or no /proc to name one through."""
+    try:
+        fd = os.open(".", _UNNAMED, mode, dir_fd=dirfd)
+    except OSError:
+        return None
+    try:
+        write_all(fd, data)
+        os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dirfd, follow_symlinks=True)
+    except FileExistsError:
+        return False
+    except FileNotFoundError:
+        return None
+    finally:
+        os.close(fd)
+    return True
+
+
+def _finish(file: BinaryIO, out: AtomicFile) -> None:
+    file.flush()
+    fd = file.fileno()
+    os.fsync(fd)
+    os.fchmod(fd, out.mode)
+    if out.times_ns is not None:
+        os.utime(fd, ns=out.times_ns)
+
+
+def _old_mode(dirfd: int, name: str) -> int:
+    try:
+        info = os.stat(name, dir_fd=dirfd, follow_symlinks=False)
+    except OSError:
+        return 0o644
+    return stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else 0o644
+
+
+def write_crash_file(root: Path, text: str) -> Path | None:
+    """`.automaker/aidd-crash-<UTC time>-<pid>[-N].txt` holding `text`, never overwriting an
+    earlier one; None when it could not be written whole (named only once whole: a full disk
+    leaves no empty file named in a message)."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    automaker = root / ".automaker"
+    for n in range(100):
+        path = automaker / f"aidd-crash-{stamp}-{os.getpid()}{f'-{n}' if n else ''}.txt"
+        try:
+            if place(root, automaker, path, text.encode("utf-8", "replace"), 0o600,
+                     replace=False):
+                return path
+        except OSError:
+            return None
+    return None
