@@ -191,12 +191,32 @@ def _pid_exists(pid: int) -> bool:
 
 # -- CPU of a tree (issue 17: is a silent agent busy?) ---------------------------------------
 _TICK_S = 1.0 / (os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100)
+_WALL = 0x40000000  # Linux's __WALL: every child, whatever its exit signal
 _TREE_MAX = 4096  # processes walked at most: a fork storm is the kill loop's business
 
 
 def children(pid: int) -> list[int]:
-    """The pids whose parent is `pid` (every thread's), from /proc; [] when not known."""
+    """The pids whose parent is `pid` (every thread's), from /proc; [] when not known.
+    aidd's own with no read at all when it has none (between two attempts of one agent)."""
+    if pid == os.getpid() and _childless():
+        return []
     return _children(pid)
+
+
+def _childless() -> bool:
+    """This process has no child, living or a zombie, by one waitid(2) that reaps nothing
+    (WNOWAIT), instead of a listing and a read per thread (issue 33). False when it cannot
+    tell: no waitid, or a kernel before 4.7 refusing __WALL (children of any exit signal)."""
+    waitid = getattr(os, "waitid", None)
+    if waitid is None:
+        return False
+    try:
+        waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT | _WALL)
+    except ChildProcessError:
+        return True
+    except OSError:
+        return False
+    return False
 
 
 @cache
