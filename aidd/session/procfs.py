@@ -6,7 +6,9 @@ import time (about 20 ms). Killing, and everything else, is aidd.session.proctre
 
 from __future__ import annotations
 
+import math
 import os
+import time
 from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
@@ -14,6 +16,8 @@ from typing import NamedTuple
 
 _PROC = Path("/proc")
 _CHUNK = 1 << 16
+_RECENT_S = 1.0  # how old a listing of every pid `recent_pids` hands out
+_latest: tuple[float, frozenset[int]] = (-math.inf, frozenset())  # pids()'s last: when, what
 
 
 def available() -> bool:
@@ -85,11 +89,25 @@ class Carrier(NamedTuple):
 
 def pids() -> set[int]:
     """The pids of every process now (one read of /proc's directory); empty without /proc."""
+    global _latest
     try:
         names = os.listdir(_PROC)  # noqa: PTH208 -- names, no Path each: half iterdir's time
     except OSError:
         return set()
-    return {int(name) for name in names if name.isdigit()}
+    found = {int(name) for name in names if name.isdigit()}
+    _latest = (time.monotonic(), frozenset(found))
+    return found
+
+
+def recent_pids() -> frozenset[int]:
+    """The pids of every process at most `_RECENT_S` ago: the last `pids()`, from any thread
+    (an attempt's end listed them; the next attempt starts a few ms later: issue 33), else
+    listed now. A process alive now but not in it was born since, unless its pid was used
+    again meanwhile, which takes a lap of the kernel's pid counter."""
+    at, found = _latest
+    if time.monotonic() - at <= _RECENT_S:
+        return found
+    return frozenset(pids())
 
 
 def find_carrying(name: str, value: str, among: Iterable[int] | None = None) -> list[Carrier]:
@@ -191,12 +209,32 @@ def _pid_exists(pid: int) -> bool:
 
 # -- CPU of a tree (issue 17: is a silent agent busy?) ---------------------------------------
 _TICK_S = 1.0 / (os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100)
+_WALL = 0x40000000  # Linux's __WALL: every child, whatever its exit signal
 _TREE_MAX = 4096  # processes walked at most: a fork storm is the kill loop's business
 
 
 def children(pid: int) -> list[int]:
-    """The pids whose parent is `pid` (every thread's), from /proc; [] when not known."""
+    """The pids whose parent is `pid` (every thread's), from /proc; [] when not known.
+    aidd's own with no read at all when it has none (between two attempts of one agent)."""
+    if pid == os.getpid() and _childless():
+        return []
     return _children(pid)
+
+
+def _childless() -> bool:
+    """This process has no child, living or a zombie, by one waitid(2) that reaps nothing
+    (WNOWAIT), instead of a listing and a read per thread (issue 33). False when it cannot
+    tell: no waitid, or a kernel before 4.7 refusing __WALL (children of any exit signal)."""
+    waitid = getattr(os, "waitid", None)
+    if waitid is None:
+        return False
+    try:
+        waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT | _WALL)
+    except ChildProcessError:
+        return True
+    except OSError:
+        return False
+    return False
 
 
 @cache

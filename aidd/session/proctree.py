@@ -117,7 +117,7 @@ class TreeScope:
         self._before = _children_now(self._me)
         self._marked = marked or (lambda among: ())
         # The processes alive now: only one born later can carry the attempt's mark.
-        self._alive_before = procfs.pids() if marked is not None else set()
+        self._alive_before = procfs.recent_pids() if marked is not None else frozenset()
         self._foreign = foreign
         self._handles = _Handles()
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -57,3 +59,44 @@ def test_carriers_of_an_environment_entry_are_found_by_it(sleeper: int) -> None:
     assert carrier.environ["TEST_FACT"] == FACT
     assert procfs.find_carrying("TEST_FACT", FACT[:-1]) == []  # a whole value, not a prefix
     assert procfs.find_carrying("TEST_FACT", "") == []
+
+
+_CHILDREN_LOOKS = r"""
+import json, os, subprocess, time
+from aidd.session import procfs
+reads = []
+listed = procfs._children
+procfs._children = lambda pid: reads.append(pid) or listed(pid)
+me, seen = os.getpid(), {}
+subprocess.run(["true"], check=True)
+seen["none"] = [procfs.children(me), len(reads)]
+child = subprocess.Popen(["sleep", "1018"])
+seen["living"] = [procfs.children(me), len(reads)]
+child.kill()
+while procfs._stat_fields(f"/proc/{child.pid}/stat")[0] != b"Z":
+    time.sleep(0.01)
+seen["zombie"] = [procfs.children(me), len(reads)]
+seen["status"] = child.wait()
+seen["reaped"] = [procfs.children(me), len(reads)]
+print(json.dumps({"pid": child.pid, **seen}))
+"""
+
+
+def test_a_process_with_no_child_knows_it_without_reading_its_threads_lists() -> None:
+    """Between two attempts of one agent aidd has no child: one waitid(2) tells, instead of
+    a listing of its threads and a read of each one's children (issue 33, at every attempt's
+    start and end). A living child or a zombie is listed as before, and nothing is reaped
+    by the look (the zombie's status is still its parent's to collect). A fresh process: a
+    test worker may have children of other tests."""
+    if not procfs.children_known():
+        pytest.skip("this kernel lists no task's children")
+    root = Path(__file__).resolve().parents[3]
+    done = subprocess.run([sys.executable, "-c", _CHILDREN_LOOKS], cwd=root, check=True,
+                          capture_output=True, text=True, timeout=60)
+    seen = json.loads(done.stdout)
+    pid = seen["pid"]
+    assert seen["none"] == [[], 0]
+    assert seen["living"] == [[pid], 1]
+    assert seen["zombie"] == [[pid], 2]
+    assert seen["status"] == -9
+    assert seen["reaped"] == [[], 2]

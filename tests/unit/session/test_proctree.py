@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 import psutil
@@ -427,8 +428,9 @@ def test_a_marked_process_born_outside_the_tree_takes_the_full_look(
             _no_table(monkeypatch)
             assert not scope.surely_empty()
         finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(born, 9)
+            if born:  # never os.kill(0): that is this test's own process group
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(born, 9)
             daemon.kill()
 
 
@@ -459,3 +461,47 @@ def test_a_child_aidd_started_is_never_adopted_whatever_proc_shows_of_it(
             child.wait()
     with spawning.LOCK:  # reaped: the next scan forgets it, so its pid may be used again
         assert mine.pid not in spawning.owned(procfs.children(os.getpid()))
+
+
+def test_an_attempt_starts_from_the_listing_of_every_pid_the_last_one_ended_with(
+        fake_agent: FakeAgent, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One listing of /proc an attempt (issue 33): the next attempt starts a few ms after the
+    last one's end listed every pid, and takes that listing as what lived before it. A
+    marked process born outside the tree meanwhile is still found; an older listing is not
+    taken."""
+    listings: list[None] = []
+    listed = procfs.pids
+    monkeypatch.setattr(procfs, "pids", lambda: listings.append(None) or listed())
+    monkeypatch.setattr(procfs, "_latest", (float("-inf"), frozenset()), raising=False)
+    mark = f"attempt-{os.getpid()}"
+    born = 0
+    with subprocess.Popen(["sh", "-c", "read x; sleep 109 & echo $!; wait"],
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          start_new_session=True, env={**os.environ, "TEST_MARK": mark}
+                          ) as daemon:  # forks on request, as atd does (see above)
+        assert daemon.stdin is not None
+        assert daemon.stdout is not None
+        try:
+            def marked(among: Collection[int] | None) -> list[int]:
+                return [c.pid for c in procfs.find_carrying("TEST_MARK", mark, among)]
+
+            first = proctree.TreeScope(marked)
+            _exited(fake_agent, {"spawn": ["true"], "wait": True})
+            assert first.surely_empty()
+            assert len(listings) == 2
+            second = proctree.TreeScope(marked)
+            assert len(listings) == 2  # the first one's end, taken again
+            daemon.stdin.write(b"go\n")
+            daemon.stdin.flush()
+            born = int(daemon.stdout.readline())
+            _no_table(monkeypatch)
+            assert not second.surely_empty()
+            assert len(listings) == 3
+            monkeypatch.setattr(procfs, "_RECENT_S", -1.0, raising=False)  # too old now
+            proctree.TreeScope(marked)
+            assert len(listings) == 4
+        finally:
+            if born:  # never os.kill(0): that is this test's own process group
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(born, 9)
+            daemon.kill()
