@@ -116,14 +116,15 @@ def atomic_file(root: Path, path: Path, mode: int | None = None) -> Iterator[Ato
 def place(root: Path, tmp_dir: Path, path: Path, data: bytes, mode: int, *,
           replace: bool) -> bool:
     """`data` named `path` (no link followed) only once whole, so a kill leaves nothing in
-    `path`'s folder: a new name is given to an unnamed file (O_TMPFILE), else a temp file in
-    `tmp_dir` is renamed to it (`replace`) or linked. Unsynced, as git's refs. False: `path`
-    was there and is kept (`replace=False`)."""
+    `path`'s folder: a new name is given to an unnamed file (O_TMPFILE), else (a name there
+    to replace, no unnamed files) a temp file in `tmp_dir` is renamed to it (`replace`) or
+    linked. Unsynced, as git's refs. False: `path` was there and is kept (`replace=False`)."""
     dst = parent_fd(root, path, create=True)
     try:
-        named = None if replace else _name_unnamed(dst, path.name, data, mode)
-        if named is not None:
-            return named
+        named = _name_unnamed(dst, path.name, data, mode) if not replace or _missing(
+            dst, path.name) else None
+        if named is not None and (named or not replace):
+            return named  # else there meanwhile: replaced, by a rename
         tmp = f"{TMP_PREFIX}{os.getpid()}-{os.urandom(6).hex()}"  # whose: for a later clean-up
         src = parent_fd(root, tmp_dir / "x", create=True)
         try:
@@ -140,6 +141,14 @@ def place(root: Path, tmp_dir: Path, path: Path, data: bytes, mode: int, *,
             os.close(src)
     finally:
         os.close(dst)
+
+
+def _missing(dirfd: int, name: str) -> bool:
+    try:
+        os.stat(name, dir_fd=dirfd, follow_symlinks=False)
+    except FileNotFoundError:
+        return True
+    return False
 
 
 def _name_unnamed(dirfd: int, name: str, data: bytes, mode: int) -> bool | None:

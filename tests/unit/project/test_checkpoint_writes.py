@@ -162,15 +162,18 @@ def test_a_repository_mapping_a_second_hash_gets_its_commits_from_git(
 _KILLED_MID_RENAME = """
 import os, signal, sys
 from pathlib import Path
-from aidd.project.activity import FileActivity
 from aidd.project.checkpoints import CheckpointStore
-real = os.rename
-def rename(src, dst, **kw):
-    where = os.readlink(f"/proc/self/fd/{kw['dst_dir_fd']}") if "dst_dir_fd" in kw else ""
-    if "/refs/aidd/checkpoints/" in where:
-        os.kill(os.getpid(), signal.SIGKILL)  # the temp file written, not yet renamed
-    return real(src, dst, **kw)
-os.rename = rename
+def killing(real):
+    def named(src, dst, **kw):
+        where = os.readlink(f"/proc/self/fd/{kw['dst_dir_fd']}") if "dst_dir_fd" in kw else ""
+        if "/refs/aidd/checkpoints/" in where:
+            os.kill(os.getpid(), signal.SIGKILL)  # the ref written, not yet named
+        return real(src, dst, **kw)
+    return named
+os.rename, os.link = killing(os.rename), killing(os.link)
+if sys.argv[3] == "temp":  # no unnamed files (another file system): a temp file, renamed
+    import aidd.fsio.write
+    aidd.fsio.write._name_unnamed = lambda *a: None
 CheckpointStore(Path(sys.argv[1]), sys.argv[2], os.environ).record("001")
 """
 
@@ -204,15 +207,18 @@ def test_a_kill_9_mid_object_write_leaves_no_file_at_all(repo: Path) -> None:
     assert fsck.returncode == 0, fsck.stderr
 
 
+@pytest.mark.parametrize("how", ["unnamed", "temp"])
 def test_a_kill_9_mid_ref_write_leaves_nothing_in_refs_and_the_next_run_cleans_up(
-        repo: Path) -> None:
+        repo: Path, how: str) -> None:
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(_KILLED_MID_RENAME),
-                           str(repo), RUN], capture_output=True, text=True, check=False)
+                           str(repo), RUN, how], capture_output=True, text=True, check=False)
     assert done.returncode == -signal.SIGKILL, done.stderr
     refs = [p for p in (repo / ".git" / "refs").rglob("*") if p.is_file()]
     assert [p.name for p in refs] == ["main"]  # no temp file beside a ref
     assert git(repo, "for-each-ref", "refs/aidd").strip() == ""
-    assert len(list((repo / ".git" / TMP).iterdir())) == 1  # where it was left
+    (repo / ".git" / TMP).mkdir(parents=True, exist_ok=True)
+    left = list((repo / ".git" / TMP).iterdir())
+    assert len(left) == (1 if how == "temp" else 0)  # a temp file where it was left, or none
     busy = repo / ".git" / TMP / f".aidd-tmp-{os.getpid()}-0"  # a live writer's, mid-write
     busy.write_text("")
     point = CheckpointStore(repo, RUN, os.environ).record("001")  # the next run
