@@ -33,6 +33,7 @@ _FLAGS = 0xF000  # assume-valid, extended, stage: none is written by `git add` h
 _LONG = 0xFFF  # a name this long is not counted in its flags: git's write-tree then
 _DEPTH = 256  # folders deeper than this are git's to write (the hashing recurses)
 _INDEX_LIMIT = 64 << 20  # an index larger than this is git's to read
+_ENTRIES = 100_000  # and one of more paths: held, they would take tens of MB
 
 
 class IndexTrees:
@@ -210,7 +211,7 @@ def _count(index: bytes) -> int | None:
 def _entries(index: bytes, size: int) -> list[tuple[bytes, Entry]] | None:
     """Every entry of a version-2 index in order; None: one this reader does not take."""
     count = _count(index)
-    if count is None:
+    if count is None or count > _ENTRIES:
         return None
     out = []
     at, names = _HEADER, _STAT + size + 2

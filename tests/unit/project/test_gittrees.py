@@ -181,6 +181,15 @@ def test_an_index_the_reader_does_not_take_is_not_held(tmp_path: Path) -> None:
     assert not trees_of(root).load(short, tree)
 
 
+def test_an_index_of_more_paths_than_the_reader_holds_is_git_s(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root, index, tree = real_index(tmp_path)  # 3 paths
+    monkeypatch.setattr(gittrees, "_ENTRIES", 2)
+    assert not trees_of(root).load(index, tree)
+    monkeypatch.setattr(gittrees, "_ENTRIES", 3)
+    assert trees_of(root).load(index, tree)
+
+
 def test_an_update_that_does_not_add_up_is_refused_and_the_trees_let_go(
         tmp_path: Path) -> None:
     root, index, tree = real_index(tmp_path)
