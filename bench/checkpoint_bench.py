@@ -79,7 +79,7 @@ def run(quick: bool) -> list[Result]:
                 floor_samples=floors, target=f"<= {TARGET_S * 1000:.0f} ms",
                 met=median <= TARGET_S,
                 note="NNN (unchanged tree, no file watcher here: one add) + NNN-end (one file "
-                     "changed: add + write-tree; commit and ref written by aidd)"))
+                     "changed: one add; its trees, commit and ref written by aidd)"))
     return results
 
 
