@@ -124,7 +124,8 @@ def test_a_vanished_worktree_folder_is_pruned(repo: Path, tmp_path: Path) -> Non
     tree.path.rmdir()
     assert make(repo, tmp_path).clean_up().deleted == ("aidd/f1",)
     listed = git(repo, "worktree", "list")  # "path commit [branch]": a commit may hold "f1"
-    assert str(tree.path) not in listed and "[aidd/f1]" not in listed
+    assert str(tree.path) not in listed
+    assert "[aidd/f1]" not in listed
 
 
 def test_the_branch_the_user_is_on_is_never_deleted(repo: Path, tmp_path: Path) -> None:
