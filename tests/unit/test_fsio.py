@@ -86,6 +86,29 @@ def test_a_stream_is_opened_with_the_same_checks(root: Path, tmp_path: Path) -> 
             fsio.open_read(root, root / name)
 
 
+def test_a_read_resolves_the_root_only_when_it_is_given_through_a_link(
+        root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33: each read of a project file resolved the project (an lstat per component);
+    a file found below the root as given needs none, a root given through a link still
+    is resolved (and a file through it read), a link out still refused."""
+    root = root.resolve()
+    (root / "in.txt").write_text("fine")
+    (root / "out").symlink_to(tmp_path / "elsewhere.txt")
+    (tmp_path / "elsewhere.txt").write_text("secret")
+    alias = tmp_path / "alias"
+    alias.symlink_to(root)
+    resolved: list[object] = []
+    realpath = os.path.realpath
+    monkeypatch.setattr(os.path, "realpath",
+                        lambda path, **kw: resolved.append(path) or realpath(path, **kw))
+    assert fsio.read_file(root, root / "in.txt", 100) == b"fine"
+    assert resolved == []
+    assert fsio.read_file(alias, alias / "in.txt", 100) == b"fine"
+    assert resolved == [alias]
+    with pytest.raises(fsio.UnsafePathError):
+        fsio.read_file(root, root / "out", 100)
+
+
 def test_atomic_file_replaces_on_success_keeps_the_old_file_otherwise(root: Path) -> None:
     target = root / ".automaker" / "big.bin"
     target.write_bytes(b"old")
