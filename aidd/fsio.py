@@ -64,16 +64,13 @@ def open_dir(root: Path, rel: Path | str = ".", *, create: bool = False) -> int:
     """A directory fd for `root/rel`, every component below `root` opened without following a
     symlink (refused with UnsafePathError). `create` makes missing directories (0755)."""
     fd = os.open(root, _DIR_FLAGS)
-    here = root
-    try:
-        for part in Path(rel).parts:
-            if part in (".", ""):
-                continue
+    parts = [part for part in Path(rel).parts if part not in (".", "")]
+    try:  # where, as a Path, is made only for a message (a join each folder was, issue 33)
+        for i, part in enumerate(parts):
             if part == "..":
-                raise UnsafePathError(here / part, "leads out of its directory")
-            here = here / part
-            parent, fd = fd, -1
-            fd = _step(parent, part, here, create)  # closes `parent`, whatever happens
+                raise UnsafePathError(root.joinpath(*parts[:i + 1]), "leads out of its directory")
+            parent, fd = fd, -1  # `_step` closes `parent`, whatever happens
+            fd = _step(parent, part, root, parts[:i + 1], create)
     except BaseException:
         if fd >= 0:
             os.close(fd)
@@ -81,7 +78,7 @@ def open_dir(root: Path, rel: Path | str = ".", *, create: bool = False) -> int:
     return fd
 
 
-def _step(parent: int, name: str, where: Path, create: bool) -> int:
+def _step(parent: int, name: str, root: Path, down: list[str], create: bool) -> int:
     """Open `name` below the directory `parent` (closing `parent`), never through a link."""
     try:
         for attempt in (0, 1):
@@ -94,9 +91,9 @@ def _step(parent: int, name: str, where: Path, create: bool) -> int:
                     os.mkdir(name, 0o755, dir_fd=parent)
             except OSError as exc:
                 if exc.errno in _LINK_ERRNOS:
-                    raise UnsafePathError(where, _odd_dir(parent, name)) from None
+                    raise UnsafePathError(root.joinpath(*down), _odd_dir(parent, name)) from None
                 raise
-        raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(where))
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(root.joinpath(*down)))
     finally:
         os.close(parent)
 
@@ -243,25 +240,27 @@ def atomic_file(root: Path, path: Path, mode: int | None = None) -> Iterator[Ato
 def place(root: Path, tmp_dir: Path, path: Path, data: bytes, mode: int, *,
           replace: bool) -> bool:
     """`data` in a temp file in `tmp_dir` renamed to `path` (no link followed): a kill leaves it
-    there, never in refs/. Unsynced, as git's refs. `replace=False` links: `path` kept (False)."""
+    there, never in refs/. Unsynced, as git's refs. `replace=False` links: `path` kept (False).
+    A folder that is both (status.md's, a prompt's) is opened once (issue 33)."""
     tmp = f"{TMP_PREFIX}{os.getpid()}-{os.urandom(6).hex()}"  # whose: for a later clean-up
-    src = _parent_fd(root, tmp_dir / "x", create=True)
+    dst = src = open_dir(root, _relative(root, tmp_dir), create=True)
+    renamed = False
     try:
-        dst = _parent_fd(root, path, create=True)
-        try:
-            with os.fdopen(os.open(tmp, _NEW, mode, dir_fd=src), "wb") as file:
-                file.write(data)
-            with contextlib.suppress(FileExistsError):
-                (os.rename if replace else os.link)(tmp, path.name, src_dir_fd=src,
-                                                    dst_dir_fd=dst)
-                return True
-            return False
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=src)  # renamed already, unless it failed
-            os.close(dst)
+        if tmp_dir != path.parent:
+            dst = _parent_fd(root, path, create=True)
+        with os.fdopen(os.open(tmp, _NEW, mode, dir_fd=src), "wb") as file:
+            file.write(data)
+        with contextlib.suppress(FileExistsError):
+            (os.rename if replace else os.link)(tmp, path.name, src_dir_fd=src, dst_dir_fd=dst)
+            renamed = replace
+            return True
+        return False
     finally:
-        os.close(src)
+        if not renamed:  # linked, or it failed
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=src)
+        for fd in {src, dst}:
+            os.close(fd)
 
 
 def _finish(file: BinaryIO, out: AtomicFile) -> None:
@@ -341,7 +340,8 @@ def open_read(root: Path, path: Path) -> BinaryIO:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise UnsafePathError(path, "is not a regular file")
-        if not within(_real_path(fd, path), root):
+        real = _real_path(fd, path)  # resolved: below `root` as given, `root` has no link
+        if not (_inside(real, str(root)) or _inside(real, os.path.realpath(root))):
             raise UnsafePathError(path, "leads outside the project (refused)")
         os.set_blocking(fd, True)
     except BaseException:
@@ -360,14 +360,6 @@ def _real_path(fd: int, path: Path) -> str:
 
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
-
-
-def within(real: str, root: Path | str) -> bool:
-    """`real` (a resolved path: no link, `.` or `..` in it) is `root` or below it. `root` as
-    given first: a resolved path that starts with it proves `root` has no link either, so
-    only a root given through a link is resolved (`realpath` is an lstat per component: ~7
-    of them for each read of a project file, issue 33)."""
-    return _inside(real, os.fspath(root)) or _inside(real, os.path.realpath(root))
 
 
 def _read_capped(fd: int, path: Path, limit: int) -> bytes:

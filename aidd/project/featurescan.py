@@ -10,7 +10,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from aidd.fsio import FileTooLargeError, within, write_atomic
+from aidd.fsio import FileTooLargeError, write_atomic
 from aidd.project import jsonfile, limits
 from aidd.project.paths import ProjectPaths
 
@@ -105,8 +105,8 @@ def read_feature(path: str, root: str) -> bytes | None:
     except OSError as exc:
         if exc.errno not in _LINK_ERRNOS:
             raise
-        target = os.path.realpath(path)
-        if not within(target, root):
+        target = os.path.realpath(path)  # resolved: below `root` as given, `root` has no link
+        if not (inside(target, root) or inside(target, os.path.realpath(root))):
             return None
         try:
             fd = os.open(target, _OPEN_FLAGS)
