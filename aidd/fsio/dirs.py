@@ -53,16 +53,13 @@ def open_dir(root: Path, rel: Path | str = ".", *, create: bool = False) -> int:
     """A directory fd for `root/rel`, every component below `root` opened without following a
     symlink (refused with UnsafePathError). `create` makes missing directories (0755)."""
     fd = os.open(root, _DIR_FLAGS)
-    here = root
-    try:
-        for part in Path(rel).parts:
-            if part in (".", ""):
-                continue
+    parts = [part for part in Path(rel).parts if part not in (".", "")]
+    try:  # where, as a Path, is made only for a message (a join each folder was, issue 33)
+        for i, part in enumerate(parts):
             if part == "..":
-                raise UnsafePathError(here / part, "leads out of its directory")
-            here = here / part
-            parent, fd = fd, -1
-            fd = _step(parent, part, here, create)  # closes `parent`, whatever happens
+                raise UnsafePathError(root.joinpath(*parts[:i + 1]), "leads out of its directory")
+            parent, fd = fd, -1  # `_step` closes `parent`, whatever happens
+            fd = _step(parent, part, root, parts[:i + 1], create)
     except BaseException:
         if fd >= 0:
             os.close(fd)
@@ -70,7 +67,7 @@ def open_dir(root: Path, rel: Path | str = ".", *, create: bool = False) -> int:
     return fd
 
 
-def _step(parent: int, name: str, where: Path, create: bool) -> int:
+def _step(parent: int, name: str, root: Path, down: list[str], create: bool) -> int:
     """Open `name` below the directory `parent` (closing `parent`), never through a link."""
     try:
         for attempt in (0, 1):
@@ -83,9 +80,9 @@ def _step(parent: int, name: str, where: Path, create: bool) -> int:
                     os.mkdir(name, 0o755, dir_fd=parent)
             except OSError as exc:
                 if exc.errno in LINK_ERRNOS:
-                    raise UnsafePathError(where, _odd_dir(parent, name)) from None
+                    raise UnsafePathError(root.joinpath(*down), _odd_dir(parent, name)) from None
                 raise
-        raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(where))
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(root.joinpath(*down)))
     finally:
         os.close(parent)
 

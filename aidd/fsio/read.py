@@ -31,7 +31,8 @@ def open_read(root: Path, path: Path) -> BinaryIO:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise UnsafePathError(path, "is not a regular file")
-        if not _inside(_real_path(fd, path), os.path.realpath(root)):
+        real = _real_path(fd, path)  # resolved: below `root` as given, `root` has no link
+        if not (_inside(real, str(root)) or _inside(real, os.path.realpath(root))):
             raise UnsafePathError(path, "leads outside the project (refused)")
         os.set_blocking(fd, True)
     except BaseException:

@@ -126,19 +126,24 @@ def place(root: Path, tmp_dir: Path, path: Path, data: bytes, mode: int, *,
         if named is not None and (named or not replace):
             return named  # else there meanwhile: replaced, by a rename
         tmp = f"{TMP_PREFIX}{os.getpid()}-{os.urandom(6).hex()}"  # whose: for a later clean-up
-        src = parent_fd(root, tmp_dir / "x", create=True)
+        # A folder that holds both (status.md's) is opened once (issue 33).
+        src = dst if tmp_dir == path.parent else parent_fd(root, tmp_dir / "x", create=True)
+        renamed = False
         try:
             with os.fdopen(os.open(tmp, _NEW, mode, dir_fd=src), "wb") as file:
                 file.write(data)
             with contextlib.suppress(FileExistsError):
                 (os.rename if replace else os.link)(tmp, path.name, src_dir_fd=src,
                                                     dst_dir_fd=dst)
+                renamed = replace
                 return True
             return False
         finally:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=src)  # renamed already, unless it failed
-            os.close(src)
+            if not renamed:  # linked, or it failed
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp, dir_fd=src)
+            if src != dst:
+                os.close(src)
     finally:
         os.close(dst)
 

@@ -203,6 +203,13 @@ def clean_log(path: Path, *, root: Path | None = None) -> str | None:
     try:  # the agent may have put a FIFO or a link out of the project there (fsio)
         with open_read(root, path) as src:
             mode = stat.S_IMODE(os.fstat(src.fileno()).st_mode)
+            whole = src.read(CHUNK_SIZE + 1)
+            if len(whole) <= CHUNK_SIZE:  # cleaned in memory: a temp file only for a change
+                if (cleaned := clean_bytes(whole)) != whole:  # (a new file each, issue 33)
+                    with atomic_file(root, path, mode) as out:
+                        out.file.write(cleaned)
+                return None
+            src.seek(0)
             with atomic_file(root, path, mode) as out:
                 if not clean_stream(src, out.file):
                     out.discard()  # already clean: leave the file (and its inode) alone

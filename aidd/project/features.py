@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from aidd.project import jsonfile
 from aidd.project.featurerules import feature_errors, feature_warnings
-from aidd.project.featurescan import candidates, project_root, read_feature
+from aidd.project.featurescan import candidates, read_feature
 from aidd.project.featurestate import WorkState, work_state
 from aidd.project.paths import ProjectPaths
 
@@ -104,7 +104,7 @@ def load_features(paths: ProjectPaths, *, validate: bool = True) -> list[Feature
     once all ids are known, so each record is built once (a rebuild was ~10 % at 5,000).
     """
     with gc_paused():
-        root = project_root(paths)
+        root = str(paths.root)  # resolved only for a linked file (featurescan.read_feature)
         parsed = [r for p in sorted(candidates(paths)) if (r := _read(p, root)) is not None]
         known = {fid for _, data, _ in parsed if isinstance(fid := _id_of(data), str)}
         return [_judged(p, data, error, known if validate else None)

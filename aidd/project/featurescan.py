@@ -7,6 +7,7 @@ import errno
 import json
 import os
 import stat
+from pathlib import Path
 from typing import Any
 
 from aidd.fsio import FileTooLargeError, write_atomic
@@ -71,9 +72,19 @@ def _is_leaf(entry: os.DirEntry[str]) -> bool:
 
 def _features_top(paths: ProjectPaths) -> str | None:
     top = str(paths.features)
+    if _plain_dirs(paths.automaker, paths.features):
+        return top  # no link below the project: inside it, with no path resolved (issue 33)
     if not paths.features.is_dir() or not inside(os.path.realpath(top), project_root(paths)):
         return None
     return top
+
+
+def _plain_dirs(*folders: Path) -> bool:
+    """Each is a directory, none a link (so what is below the first stays below it)."""
+    try:
+        return all(stat.S_ISDIR(os.lstat(folder).st_mode) for folder in folders)
+    except OSError:
+        return False
 
 
 def project_root(paths: ProjectPaths) -> str:
@@ -83,11 +94,10 @@ def project_root(paths: ProjectPaths) -> str:
 def inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
-
 def read_feature(path: str, root: str) -> bytes | None:
     """The bytes of the feature file at `path`; None when there is none to read there (missing,
-    not a regular file, or a symlink leading out of the project `root`). Raises OSError when the
-    file exists but cannot be read."""
+    not a regular file, or a symlink leading out of the project `root`, as given or resolved).
+    Raises OSError when the file exists but cannot be read."""
     try:
         fd = os.open(path, _OPEN_FLAGS | os.O_NOFOLLOW)
     except FileNotFoundError:
@@ -95,8 +105,8 @@ def read_feature(path: str, root: str) -> bytes | None:
     except OSError as exc:
         if exc.errno not in _LINK_ERRNOS:
             raise
-        target = os.path.realpath(path)
-        if not inside(target, root):
+        target = os.path.realpath(path)  # resolved: below `root` as given, `root` has no link
+        if not (inside(target, root) or inside(target, os.path.realpath(root))):
             return None
         try:
             fd = os.open(target, _OPEN_FLAGS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from aidd.errors import NotFoundError
@@ -11,85 +12,88 @@ from aidd.fsio import UnsafePathError, check_dir, check_file
 
 @dataclass(frozen=True)
 class ProjectPaths:
+    """Each path is made at its first use and kept: a `Path` join costs microseconds, and a
+    run's iteration asked for ~60 of them (issue 33)."""
+
     root: Path
 
-    @property
+    @cached_property
     def automaker(self) -> Path:
         return self.root / ".automaker"
 
-    @property
+    @cached_property
     def app_spec(self) -> Path:
         return self.automaker / "app_spec.txt"
 
-    @property
+    @cached_property
     def changelog(self) -> Path:
         return self.automaker / "CHANGELOG.md"
 
-    @property
+    @cached_property
     def project_structure(self) -> Path:
         return self.automaker / "project_structure.md"
 
-    @property
+    @cached_property
     def todo(self) -> Path:
         return self.automaker / "todo.md"
 
-    @property
+    @cached_property
     def features(self) -> Path:
         return self.automaker / "features"
 
-    @property
+    @cached_property
     def status(self) -> Path:
         return self.automaker / "status.md"
 
-    @property
+    @cached_property
     def iterations(self) -> Path:
         return self.automaker / "iterations"
 
-    @property
+    @cached_property
     def events(self) -> Path:
         return self.automaker / "events.jsonl"
 
-    @property
+    @cached_property
     def lock(self) -> Path:
         return self.automaker / "aidd.lock"
 
-    @property
+    @cached_property
     def state(self) -> Path:
         return self.automaker / "aidd-state.json"
 
-    @property
+    @cached_property
     def config(self) -> Path:
         return self.automaker / "aidd.yaml"
 
-    @property
+    @cached_property
     def stop(self) -> Path:
         return self.automaker / ".stop"
 
-    @property
+    @cached_property
     def completion_pending(self) -> Path:
         return self.automaker / ".project_completion_pending"
 
-    @property
+    @cached_property
     def completed(self) -> Path:
         return self.automaker / ".project_completed"
 
-    @property
+    @cached_property
     def audits(self) -> Path:
         return self.automaker / "audits"
 
-    @property
+    @cached_property
     def audit_reports(self) -> Path:
         return self.automaker / "audit-reports"
 
-    @property
+    @cached_property
     def roadmap(self) -> Path:
         return self.automaker / "roadmap.json"
 
-    @property
+    @cached_property
     def project_md(self) -> Path:
         return self.automaker / "project.md"
 
-    @property
+    @cached_property
     def prompt_overrides(self) -> Path:
         return self.automaker / "prompts"
 

@@ -223,10 +223,16 @@ def _filters(info: FilterInfo) -> Namespace:
     return Namespace("filters", {**items, "active": info.active})
 
 
+# Values Jinja takes as they are: a record's plain fields skip the walk below (two contexts an
+# attempt, ~60 values each: the walk was a quarter of a prompt's render, issue 33).
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
 def _convert(path: str, value: Any) -> Any:
     names = _record_fields(value)
     if names is not None:
-        return Namespace(path, {n: _convert(f"{path}.{n}", getattr(value, n)) for n in names})
+        return Namespace(path, {n: v if type(v := getattr(value, n)) in _PLAIN
+                                else _convert(f"{path}.{n}", v) for n in names})
     if isinstance(value, tuple | list):
         return [_convert(f"{path}[{i}]", item) for i, item in enumerate(value)]
     if isinstance(value, Enum):
@@ -234,11 +240,16 @@ def _convert(path: str, value: Any) -> Any:
     return value
 
 
+# Each type's record fields, found once (the context's dozen types, at every render).
+_FIELDS: dict[type, tuple[str, ...] | None] = {}
+
+
 def _record_fields(value: Any) -> tuple[str, ...] | None:
     """A record's field names: a named tuple's, or a dataclass's (`IterationInfo`, whose
     `index` would hide the tuple method); None for any other value."""
-    if isinstance(value, tuple) and hasattr(value, "_fields"):
-        return tuple(value._fields)
-    if is_dataclass(value) and not isinstance(value, type):
-        return tuple(f.name for f in fields(value))
-    return None
+    kind = type(value)
+    if kind not in _FIELDS:
+        _FIELDS[kind] = (tuple(kind._fields) if issubclass(kind, tuple) and hasattr(kind, "_fields")
+                         else tuple(f.name for f in fields(kind)) if is_dataclass(kind)
+                         else None)
+    return _FIELDS[kind]

@@ -103,9 +103,8 @@ class OverrideLoader(jinja2.BaseLoader):
     def _read(self, path: Path) -> str:
         """A project override is project content (issue 13 items 7, 8): a regular file inside
         the project, capped; a link out of the project or a FIFO is refused."""
-        root, overrides = self.project_root, self.overrides
-        if root is not None and overrides is not None and path.is_relative_to(overrides):
-            return read_file(root, path, limits.PROMPT_OVERRIDE).decode("utf-8")
+        if self.project_root is not None and self._overridden(path):
+            return read_file(self.project_root, path, limits.PROMPT_OVERRIDE).decode("utf-8")
         return path.read_text(encoding="utf-8")
 
     def locate(self, name: str) -> Path | None:
@@ -135,7 +134,12 @@ class OverrideLoader(jinja2.BaseLoader):
             raise ValidationError(f"prompt override refused: {exc.strerror}, {where}") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise TemplateError(f"cannot read template: {exc}, {self.display(str(path))}") from None
+        if not self._overridden(path):  # aidd's own: the same for the whole run
+            return source, str(path), _always
         return source, str(path), lambda: _mtime(path) == mtime
+
+    def _overridden(self, path: Path) -> bool:
+        return self.overrides is not None and path.is_relative_to(self.overrides)
 
     def list_templates(self) -> list[str]:
         names = set(_relative_files(self.builtin))
@@ -300,6 +304,12 @@ def _frames(tb: TracebackType | None) -> Iterator[TracebackType]:
 
 def _file(path: Path) -> Path | None:
     return path if path.is_file() else None
+
+
+def _always() -> bool:
+    """A shipped template is up to date: it is looked at again only by the next run (an
+    override is, at each render: 16 stats a prompt, issue 33)."""
+    return True
 
 
 def _mtime(path: Path) -> float | None:

@@ -23,7 +23,7 @@ from aidd.project.sync import sync_lists
 from aidd.prompts.context import LastAttemptInfo, ParallelInfo
 from aidd.prompts.select import CascadeState, PromptKind, Selection, choose_model, select_prompt
 from aidd.reports.running import LiveRun
-from aidd.reports.status import refresh_status_file
+from aidd.reports.status import StatusFile, refresh_status_file
 from aidd.run import nowork
 from aidd.run.checkpointing import Checkpointer
 from aidd.run.header import header_lines, header_summary, trailer_lines
@@ -64,7 +64,7 @@ class IterationRunner:
                  files: Callable[[], FileActivity | None] = lambda: None,
                  recall: Recall = lambda phase, kind, feature: LastAttemptInfo(),
                  tree: ProjectPaths | None = None, store: CheckpointStore | None = None,
-                 live: LiveRun | None = None) -> None:
+                 live: LiveRun | None = None, status: StatusFile | None = None) -> None:
         # The tree the agent works in (a slot's worktree with --parallel N, else the project);
         # aidd's own files (logs, prompt, events, status.md) stay in `plan.paths`.
         self.tree = tree or plan.paths
@@ -83,6 +83,7 @@ class IterationRunner:
         self._files_warned = False
         self._recall = recall
         self._live = live  # the run's own state for status.md: no events read (issue 33)
+        self._status = status  # the run's status.md, rewritten with no new file (issue 33)
 
     def run(self, state: PhaseState, number: int, completion_review: bool,
             carried_fingerprint: str | None) -> Attempt:
@@ -160,7 +161,7 @@ class IterationRunner:
             journal.warn(warning, file=file)
         # status.md is the project's; a slot names its own feature, so its tree's are not read
         report, _ = refresh_status_file(plan.paths, plan.feature_filter, self.clock.now(),
-                                        live=self._live)
+                                        live=self._live, out=self._status)
         return report.started
 
     def _fingerprint(self, carried: str | None) -> str | None:

@@ -22,7 +22,7 @@ from aidd.project.scaffold import copy_scaffolding
 from aidd.project.stop import StopWatcher, remove_stop, stale_stop
 from aidd.reports.health import Context, Health, Verdict
 from aidd.reports.running import LiveRun
-from aidd.reports.status import features_left
+from aidd.reports.status import StatusFile, features_left
 from aidd.run.alarms import Alarms
 from aidd.run.header import emit_run_start
 from aidd.run.journal import Journal
@@ -65,6 +65,7 @@ class Lifecycle:
         # The run's events added up as they are emitted: its health verdict, its status.md.
         self.live = LiveRun(journal.events.run_id, os.getpid(),
                             plan.started.isoformat(timespec="seconds"), plan.last_iteration)
+        self.status_file = StatusFile(plan.paths)  # status.md, rewritten before each attempt
 
     # -- start-up --------------------------------------------------------------------------
     def begin(self) -> int:
@@ -180,6 +181,7 @@ class Lifecycle:
         for watch in (self.files, self._guard_watch):
             if watch is not None:
                 watch.close()
+        self.status_file.close()
         if not self.plan.settings.no_clean:
             self._clean_logs()
         cost = f", cost {format_cost(c.cost_usd, c.cost_estimated)}" if c.cost_usd else ""

@@ -206,7 +206,8 @@ class Slots:
                                  self._run_attempt, deadline_s=self.shared.budget.deadline_s,
                                  files=lambda: files, recall=self.shared.memory.recall,
                                  tree=ProjectPaths(tree.path), store=store,
-                                 live=self.shared.life.live)
+                                 live=self.shared.life.live,
+                                 status=self.shared.life.status_file)
         runner.start_turn = self._turns.take
         events.emit("slot_start", branch=tree.branch, path=str(tree.path))
         self.journal.say(f"slot {slot}: {file.dir_name} on {tree.branch} in {tree.path}")

@@ -66,7 +66,7 @@ class Supervisor:
         self.iterations = IterationRunner(plan, self.journal, self.life.interrupt, clock, attempt,
                                           lambda: self.gates.report, self.budget.deadline_s,
                                           lambda: self.life.files, self.memory.recall,
-                                          live=self.life.live)
+                                          live=self.life.live, status=self.life.status_file)
         self.fingerprint: str | None = None  # the tree at the last stuck check
         self.slots: Slots | None = None  # --parallel N > 1 (issue 29)
         if plan.worktrees is not None and plan.mode is Mode.DEFAULT:

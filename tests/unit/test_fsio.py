@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import errno
 import os
-from pathlib import Path
+import re
+from pathlib import Path, PurePath
 
 import pytest
 
@@ -84,6 +85,68 @@ def test_a_stream_is_opened_with_the_same_checks(root: Path, tmp_path: Path) -> 
     for name in ("out", "fifo"):
         with pytest.raises(fsio.UnsafePathError):
             fsio.open_read(root, root / name)
+
+
+def test_a_read_resolves_the_root_only_when_it_is_given_through_a_link(
+        root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33: each read of a project file resolved the project (an lstat per component);
+    a file found below the root as given needs none, a root given through a link still
+    is resolved (and a file through it read), a link out still refused."""
+    root = root.resolve()
+    (root / "in.txt").write_text("fine")
+    (root / "out").symlink_to(tmp_path / "elsewhere.txt")
+    (tmp_path / "elsewhere.txt").write_text("secret")
+    alias = tmp_path / "alias"
+    alias.symlink_to(root)
+    resolved: list[object] = []
+    realpath = os.path.realpath
+    monkeypatch.setattr(os.path, "realpath",
+                        lambda path, **kw: resolved.append(path) or realpath(path, **kw))
+    assert fsio.read_file(root, root / "in.txt", 100) == b"fine"
+    assert resolved == []
+    assert fsio.read_file(alias, alias / "in.txt", 100) == b"fine"
+    assert resolved == [alias]
+    with pytest.raises(fsio.UnsafePathError):
+        fsio.read_file(root, root / "out", 100)
+
+
+def test_a_folder_is_opened_without_making_paths_and_a_refusal_names_it(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33: each folder on the way made a Path for a message rarely said (~25 an
+    iteration); the message is made when it is said, and still names the folder."""
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "link").symlink_to(root / "a" / "b")
+    joined: list[object] = []
+    truediv = PurePath.__truediv__
+    monkeypatch.setattr(PurePath, "__truediv__",
+                        lambda self, key: joined.append(key) or truediv(self, key))
+    os.close(fsio.open_dir(root, Path("a/b")))
+    assert joined == []
+    with pytest.raises(fsio.UnsafePathError, match=re.escape(f"{root}/a/link: is a symlink")):
+        fsio.open_dir(root, "a/link/c")
+    with pytest.raises(fsio.UnsafePathError, match=re.escape(f"{root}/a/..")):
+        fsio.open_dir(root, "a/../b")
+
+
+def test_a_file_placed_from_its_own_folder_opens_it_once(root: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33: status.md and a prompt are placed from a temp file in their own folder, which
+    was opened twice, and the temp name removed after the rename had taken it. A link (never
+    over a name that is there) still leaves no temp file."""
+    opened: list[object] = []
+    unlinked: list[object] = []
+    real_open, real_unlink = os.open, os.unlink
+    monkeypatch.setattr(os, "open", lambda path, *a, **kw: opened.append(path)
+                        or real_open(path, *a, **kw))
+    monkeypatch.setattr(os, "unlink", lambda path, **kw: unlinked.append(path)
+                        or real_unlink(path, **kw))
+    folder = root / ".automaker"
+    assert fsio.place(root, folder, folder / "status.md", b"one", 0o644, replace=True)
+    assert (opened.count(".automaker"), unlinked) == (1, [])
+    assert not fsio.place(root, folder, folder / "status.md", b"two", 0o644, replace=False)
+    assert fsio.place(root, folder, folder / "new.md", b"three", 0o644, replace=False)
+    assert [(p.name, p.read_bytes()) for p in sorted(folder.iterdir())] == [
+        ("new.md", b"three"), ("status.md", b"one")]
 
 
 def test_atomic_file_replaces_on_success_keeps_the_old_file_otherwise(root: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ import pytest
 from aidd.errors import NotFoundError
 from aidd.project.filters import FeatureFilter, parse_field_filter
 from aidd.project.paths import ProjectPaths
-from aidd.reports.status import build_status, write_status
+from aidd.reports.status import StatusFile, build_status, write_status
 from aidd.reports.statusjson import status_json
 from aidd.reports.statustext import render_status_text
 from tests.fakes.clock import FakeClock
@@ -216,6 +217,62 @@ def test_write_status_is_atomic(paths: ProjectPaths) -> None:
     write_status(paths, text)
     assert paths.status.read_text() == text
     assert not [p for p in paths.automaker.iterdir() if p.name.startswith(".aidd-tmp")]
+
+
+def test_a_run_rewrites_status_md_with_no_new_file(paths: ProjectPaths,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33: a run rewrites status.md before each attempt (FEA-30); the file it replaced
+    is kept as the next text's temp file, so after the first two no file is made, each text
+    is whole (0644), and the run's end leaves no temp name."""
+    out = StatusFile(paths)
+    out.write("one\n")
+    paths.status.chmod(0o600)
+    out.write("two\n")
+    made: list[object] = []
+    real_open = os.open
+
+    def spied(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if flags & os.O_CREAT:
+            made.append(path)
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", spied)
+    for text in ("three\n", "four\n"):  # three: in the file that was 0600
+        out.write(text)
+        assert paths.status.read_text() == text
+        assert stat.S_IMODE(paths.status.stat().st_mode) == 0o644
+    assert made == []
+    out.close()
+    assert sorted(p.name for p in paths.automaker.iterdir()) == ["features", "status.md"]
+
+
+def test_the_kept_file_is_written_only_while_it_is_the_runs_alone(paths: ProjectPaths,
+                                                                 tmp_path: Path) -> None:
+    """The kept file has a temp name in .automaker/: one given a second name, swapped for a
+    link, or removed is never written through; a new file is made, status.md whole."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("mine\n")
+    out = StatusFile(paths)
+    out.write("one\n")
+    out.write("two\n")
+
+    def kept() -> Path:
+        (name,) = [p for p in paths.automaker.iterdir() if p.name.startswith(".aidd-tmp-")]
+        return name
+
+    os.link(kept(), tmp_path / "second-name")  # the old "one\n"
+    out.write("three\n")
+    swapped = kept()  # the old "two\n"
+    swapped.unlink()
+    swapped.symlink_to(outside)
+    out.write("four\n")
+    kept().unlink()
+    out.write("five\n")
+    assert (tmp_path / "second-name").read_text() == "one\n"
+    assert outside.read_text() == "mine\n"
+    assert paths.status.read_text() == "five\n"
+    out.close()
+    assert not [p for p in paths.automaker.iterdir() if p.name.startswith(".aidd-tmp-")]
 
 
 # --- run state ------------------------------------------------------------------------------

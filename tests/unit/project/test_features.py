@@ -176,6 +176,25 @@ def test_features_dir_linked_out_of_the_project(tmp_path: Path) -> None:
     assert load_features(ProjectPaths(project)) == []
 
 
+def test_a_plain_project_is_loaded_without_resolving_a_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33: each load (three an iteration) resolved the project twice and features/ once
+    (an lstat per component); with no link below the project none is needed. A features/
+    linked elsewhere in the project is still resolved, and read."""
+    paths = ProjectPaths(tmp_path.resolve())
+    write(paths, "a", valid("feature-1-a"))
+    resolved: list[object] = []
+    realpath = os.path.realpath
+    monkeypatch.setattr(os.path, "realpath",
+                        lambda path, **kw: resolved.append(path) or realpath(path, **kw))
+    assert [f.dir_name for f in load_features(paths)] == ["a"]
+    assert resolved == []
+    paths.features.rename(paths.root / "kept")
+    paths.features.symlink_to(paths.root / "kept")
+    assert [f.dir_name for f in load_features(paths)] == ["a"]
+    assert resolved
+
+
 def test_validate_flag_adds_the_warnings(tmp_path: Path) -> None:
     paths = ProjectPaths(tmp_path)
     write(paths, "feature-1-a", valid("feature-1-a", dependencies=["feature-9-x"]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from jinja2 import meta, nodes
 from aidd.audits import definitions as audit
 from aidd.errors import TemplateError
 from aidd.project.paths import ProjectPaths
+from aidd.prompts import context as pc
 from aidd.prompts.context import (
     FilterInfo,
     GateInfo,
@@ -320,6 +322,37 @@ def test_override_can_extend_the_builtin_and_replace_a_block(project: ProjectPat
     assert "# Our own heading" in text
     assert "# Implement the next feature" not in text
     assert "## Finishing the iteration" in text
+
+
+def test_a_render_looks_again_at_an_override_only(project: ProjectPaths,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33: each render stat'ed every template it used (16 for a prompt) to see if it
+    changed; aidd's own are the run's, so only an override is looked at, and an edit of one
+    still reaches the next prompt."""
+    house = _override(project, "_common/hard-constraints.md", "## House rules\n\nNo Fridays.\n")
+    renderer = PromptRenderer.for_project(project)
+    ctx = make_context(project, PromptKind.CODING)
+    assert "No Fridays." in renderer.render_prompt(ctx)
+    house.write_text("## House rules\n\nNo Mondays.\n")
+    os.utime(house, ns=(10**9, 10**9))
+    looked: list[Path] = []
+    stat = Path.stat
+    monkeypatch.setattr(Path, "stat", lambda self, **kw: looked.append(self) or stat(self, **kw))
+    assert "No Mondays." in renderer.render_prompt(ctx)
+    assert set(looked) == {house}
+
+
+def test_each_record_type_of_a_context_is_looked_at_once(project: ProjectPaths,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33: turning a context into Jinja's mapping asked each record what it was (two a
+    prompt, ~60 values each); a type's fields are found once, the mapping is the same."""
+    ctx = make_context(project, PromptKind.CODING)
+    first = ctx.to_dict()
+    asked: list[object] = []
+    fields = pc.fields
+    monkeypatch.setattr(pc, "fields", lambda record: asked.append(record) or fields(record))
+    assert ctx._replace(directive="d").to_dict() == {**first, "directive": "d"}
+    assert asked == []
 
 
 def test_new_audits_are_listed_as_overrides(project: ProjectPaths) -> None:
