@@ -182,8 +182,9 @@ def run(quick: bool) -> list[Result]:
         assert aidd.agent_bytes == bare.total, (aidd.agent_bytes, bare.total)
         # aidd's cost around an agent that prints next to nothing (interpreter start,
         # templates, checkpoints): its process wall minus the bare loop's for the same agent,
-        # in the same rounds as the flood, so the same load weighs on both.
-        fixed = statistics.median(silent.wall[1:]) - statistics.median(samples["silent pty"])
+        # in each round of the flood, so the same moment's load weighs on both (a start moves
+        # by +-60 ms from one run to the next here).
+        fixed = [w - p for w, p in zip(silent.wall[1:], samples["silent pty"], strict=True)]
         name = f"{mib} MiB{' of prose' if line else ''}"
         results += _rows(name, mib == 50, samples, aidd, bare, fixed)
     shutil.rmtree(ROOT, ignore_errors=True)
@@ -191,7 +192,7 @@ def run(quick: bool) -> list[Result]:
 
 
 def _rows(name: str, head: bool, samples: dict[str, list[float]], aidd: AiddRun,
-          bare: BarePty, fixed: float) -> list[Result]:
+          bare: BarePty, fixed: list[float]) -> list[Result]:
     """The rows of one flood (`name`); `head`: the 50 MiB ones, which carry the targets."""
     rss = max(aidd.rss_mb)
     rows = [
@@ -201,10 +202,11 @@ def _rows(name: str, head: bool, samples: dict[str, list[float]], aidd: AiddRun,
                floor="bare pty read loop + log", floor_samples=samples["pty"],
                target="<= 1.5x" if head else ""),
         Result("output", f"{name}: aidd process wall minus the fixed cost vs bare pty",
-               [w - fixed for w in aidd.wall[1:]], floor="bare pty read loop + log",
+               [w - f for w, f in zip(aidd.wall[1:], fixed, strict=True)],
+               floor="bare pty read loop + log",
                floor_samples=samples["pty"], target="<= 1.5x" if head else "",
-               note=f"fixed cost {fixed:.3f} s: aidd's wall around a silent agent minus the bare "
-                    "loop's (same run)" if head else ""),
+               note=f"fixed cost {statistics.median(fixed):.3f} s median: aidd's wall around a "
+                    "silent agent minus the bare loop's, taken in each round" if head else ""),
         Result("output", f"{name}: bare pty vs /dev/null", samples["pty"],
                floor="fake agent > /dev/null", floor_samples=samples["devnull"],
                note="what the pty alone costs" if head else ""),
