@@ -23,7 +23,7 @@ from aidd.fsio.dirs import (
     remove_stale_temps,
     unlink,
 )
-from aidd.fsio.read import open_read, read_file
+from aidd.fsio.read import open_read, open_regular, read_file
 from aidd.fsio.write import (
     AtomicFile,
     atomic_file,
@@ -37,5 +37,5 @@ from aidd.fsio.write import (
 
 __all__ = ["TMP_PREFIX", "AtomicFile", "FileTooLargeError", "UnsafePathError", "atomic_file",
            "check_dir", "check_file", "make_dirs", "open_append", "open_dir", "open_file",
-           "open_read", "place", "read_file", "remove_stale_temps", "unlink", "write_all",
-           "write_atomic", "write_crash_file"]
+           "open_read", "open_regular", "place", "read_file", "remove_stale_temps", "unlink",
+           "write_all", "write_atomic", "write_crash_file"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -27,18 +28,30 @@ def open_read(root: Path, path: Path) -> BinaryIO:
     file), after `read_file`'s checks: a regular file whose real location is inside `root`,
     opened without blocking (a FIFO planted there is refused, never waited on). The caller
     bounds what it reads. Raises FileNotFoundError, UnsafePathError or another OSError."""
+    return open_regular(path, lambda fd: _check_inside(fd, root, path))
+
+
+def open_regular(path: Path, check: Callable[[int], None] | None = None) -> BinaryIO:
+    """`path` opened without blocking and checked on the open file, with no stat/open race: a
+    FIFO (which would block a read for ever) or a device is refused, then `check` (the open
+    fd) may refuse it too. A file outside the project: `open_read` for one inside."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise UnsafePathError(path, "is not a regular file")
-        real = _real_path(fd, path)  # resolved: below `root` as given, `root` has no link
-        if not (_inside(real, str(root)) or _inside(real, os.path.realpath(root))):
-            raise UnsafePathError(path, "leads outside the project (refused)")
+        if check is not None:
+            check(fd)
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise
     return os.fdopen(fd, "rb")
+
+
+def _check_inside(fd: int, root: Path, path: Path) -> None:
+    real = _real_path(fd, path)  # resolved: below `root` as given, `root` has no link
+    if not (_inside(real, str(root)) or _inside(real, os.path.realpath(root))):
+        raise UnsafePathError(path, "leads outside the project (refused)")
 
 
 def _real_path(fd: int, path: Path) -> str:

@@ -9,9 +9,8 @@ import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
-from aidd.fsio import UnsafePathError, atomic_file
+from aidd.fsio import atomic_file, open_regular
 
 # Never copied into a copydirs target and never deleted from it, at any depth (LAY-35).
 EXCLUDED = frozenset(
@@ -30,25 +29,11 @@ _CHUNK = 1024 * 1024
 
 def copy_file(src: Path, dst: Path, root: Path) -> None:
     """Stream `src` over `dst` (below `root`) atomically, keeping mode bits and mtime."""
-    with _open_source(src) as inp:
+    with open_regular(src) as inp:  # a FIFO or a device refused, never waited on
         info = os.fstat(inp.fileno())
         with atomic_file(root, dst, stat.S_IMODE(info.st_mode)) as out:
             shutil.copyfileobj(inp, out.file, _CHUNK)
             out.times_ns = (info.st_atime_ns, info.st_mtime_ns)
-
-
-def _open_source(src: Path) -> BinaryIO:
-    """`src` opened without blocking and checked on the open file: a FIFO (which would block
-    the copy for ever, issue 13 item 7) or a device is refused, with no stat/open race."""
-    fd = os.open(src, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise UnsafePathError(src, "is not a regular file")
-        os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    return os.fdopen(fd, "rb")
 
 
 def _same(src: os.DirEntry[str], dst: Path) -> bool:

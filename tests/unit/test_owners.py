@@ -47,7 +47,6 @@ OPEN_ALLOWED: dict[str, str] = {
     "aidd.doctor.livecheck": "/proc/sys (the inotify limit)",
     "aidd.project.scaffold": "packaged scaffolding and the user's --spec",
     "aidd.project.copylists": "the user's copy lists (aidd's home, checkout, ~/.config/aidd)",
-    "aidd.project.mirror": "the copy lists' sources: the user's own files, outside the project",
     "aidd.audits.definitions": "shipped audits; the project's go through fsio.read_file",
     "aidd.prompts.render": "shipped templates; the project's overrides go through fsio",
     "aidd.prompts.codecache": "the user's cache of compiled templates (~/.cache/aidd)",
