@@ -26,6 +26,7 @@ from aidd.fsio.dirs import (
 from aidd.fsio.read import open_read, open_regular, read_file
 from aidd.fsio.write import (
     AtomicFile,
+    Rewriter,
     atomic_file,
     open_append,
     open_file,
@@ -35,7 +36,7 @@ from aidd.fsio.write import (
     write_crash_file,
 )
 
-__all__ = ["TMP_PREFIX", "AtomicFile", "FileTooLargeError", "UnsafePathError", "atomic_file",
-           "check_dir", "check_file", "make_dirs", "open_append", "open_dir", "open_file",
-           "open_read", "open_regular", "place", "read_file", "remove_stale_temps", "unlink",
-           "write_all", "write_atomic", "write_crash_file"]
+__all__ = ["TMP_PREFIX", "AtomicFile", "FileTooLargeError", "Rewriter", "UnsafePathError",
+           "atomic_file", "check_dir", "check_file", "make_dirs", "open_append", "open_dir",
+           "open_file", "open_read", "open_regular", "place", "read_file", "remove_stale_temps",
+           "unlink", "write_all", "write_atomic", "write_crash_file"]

@@ -3,17 +3,13 @@
 
 from __future__ import annotations
 
-import contextlib
-import itertools
-import os
-import threading
 from collections import Counter
 from datetime import datetime
 
 from aidd.clock import Clock, SystemClock
 from aidd.console import aidd_command, json_text, print_out
 from aidd.errors import ExitCode, NotFoundError
-from aidd.fsio import TMP_PREFIX, open_dir, open_file, place, unlink, write_all
+from aidd.fsio import Rewriter, place
 from aidd.project import featurestate
 from aidd.project.attemptfeature import started_in
 from aidd.project.features import Feature, FeatureFile, gc_paused, is_unfixed, load_features
@@ -155,83 +151,12 @@ def write_status(paths: ProjectPaths, text: str) -> None:
     place(paths.root, paths.automaker, paths.status, text.encode(), 0o644, replace=True)
 
 
-class StatusFile:
-    """A run's status.md, written before each attempt (FEA-30) as `write_status` writes it, a
-    whole file renamed over the old one, but with no new file each time: the file status.md
-    named is kept under a temp name (a second link, made before the rename) and is written
-    over in place as the next text's temp file. A new file, and freeing the one it replaced,
-    were most of status.md's ~0.6 ms an attempt (issue 33). The kept file is opened as every
-    project file aidd writes (fsio.open_file: no link followed, a regular file with no other
-    name), else a new one is made. Removed by `close`, or after a kill by the next run's
-    clean-up of temp names."""
+class StatusFile(Rewriter):
+    """A run's status.md, rewritten before each attempt (FEA-30) whole, as `write_status`
+    writes it, with no new file each time (fsio.Rewriter, issue 33)."""
 
     def __init__(self, paths: ProjectPaths) -> None:
-        self._paths = paths
-        self._kept: str | None = None  # the temp name of the file status.md named before
-        self._names = itertools.count()
-        self._lock = threading.Lock()  # --parallel N's slots prepare from their threads
-
-    def write(self, text: str) -> None:
-        paths, name = self._paths, self._paths.status.name
-        with self._lock:
-            temp = self._filled(text.encode())
-            folder = open_dir(paths.root, paths.rel(paths.automaker))
-            try:
-                kept = self._second_name(folder, name)
-                try:
-                    os.rename(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
-                except OSError:
-                    for left in {temp, kept or temp}:
-                        with contextlib.suppress(OSError):
-                            os.unlink(left, dir_fd=folder)
-                    raise
-                self._kept = kept
-            finally:
-                os.close(folder)
-
-    def _second_name(self, folder: int, name: str) -> str | None:
-        """A temp name for the file `name` names now (status.md, replaced next), or None."""
-        kept = f"{TMP_PREFIX}{os.getpid()}-status-{next(self._names)}"
-        try:
-            os.link(name, kept, src_dir_fd=folder, dst_dir_fd=folder, follow_symlinks=False)
-        except OSError:  # none yet, or not a file: the next write makes one
-            return None
-        return kept
-
-    def close(self) -> None:
-        """At the run's end: the kept file goes."""
-        with self._lock:
-            kept, self._kept = self._kept, None
-            if kept is not None:
-                with contextlib.suppress(OSError):
-                    unlink(self._paths.root, self._paths.automaker / kept)
-
-    def _filled(self, data: bytes) -> str:
-        """The temp name holding `data`: the kept file when it is still only ours."""
-        automaker, kept, self._kept = self._paths.automaker, self._kept, None
-        if kept is not None:
-            try:
-                fd = open_file(self._paths.root, automaker / kept, os.O_WRONLY)
-            except OSError:  # gone, replaced, linked elsewhere: not written
-                with contextlib.suppress(OSError):
-                    unlink(self._paths.root, automaker / kept)
-            else:
-                _fill(fd, data)
-                return kept
-        temp = f"{TMP_PREFIX}{os.getpid()}-status-{next(self._names)}"
-        _fill(open_file(self._paths.root, automaker / temp,
-                        os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644), data)
-        return temp
-
-
-def _fill(fd: int, data: bytes) -> None:
-    """`data` as the whole file from its start; then closed."""
-    try:
-        os.fchmod(fd, 0o644)
-        write_all(fd, data)
-        os.ftruncate(fd, len(data))
-    finally:
-        os.close(fd)
+        super().__init__(paths.root, paths.status)
 
 
 def refresh_status_file(
